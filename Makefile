@@ -1,0 +1,42 @@
+# Entry points of the memcg kmem accounting port.  Each target is a thin
+# wrapper around a script; run `make help` for the list.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+.PHONY: help branch refresh check check-host host-tests docs boot checkpatch clean
+
+help:
+	@echo "make branch      export the series: tarball -> build/linux, branch memcg-kmem"
+	@echo "make check       the whole test pipeline in the container (what CI runs)"
+	@echo "make check-host  the same pipeline without the container (needs its packages)"
+	@echo "make host-tests  tests of the verdict scripts on canned logs (seconds)"
+	@echo "make refresh     write patches/ from the branch (after editing build/linux)"
+	@echo "make docs        build the Sphinx site into build/docs/html"
+	@echo "make boot        boot the built series kernel with a shell (KERNEL=name)"
+	@echo "make clean       remove build/ (kernel tree and outputs)"
+
+branch:
+	branch-tools/export
+
+refresh:
+	branch-tools/refresh
+
+check:
+	ci/pipeline
+
+check-host:
+	ci/pipeline --no-container
+
+host-tests:
+	@out=$$(tests/host/run); echo "$$out"; ! grep -q '^not ok' <<<"$$out"
+
+docs:
+	sphinx-build -W --keep-going -b html docs build/docs/html
+
+KERNEL ?= series
+boot:
+	ci/boot --interactive build/out/$(KERNEL)/arch/x86/boot/bzImage build/initrd/$(KERNEL).initrd build/boot-$(KERNEL)
+
+clean:
+	rm -rf build

@@ -1,0 +1,70 @@
+# shellcheck shell=bash
+# Common settings of the CI scripts: sourced, not run.
+
+set -euo pipefail
+
+CI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_DIR=$(cd "$CI_DIR/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$REPO_DIR/build}
+# Caches that outlive a clone (ccache, the userland image, the rootfs of the
+# container's base image).  A fresh machine simply starts cold.
+CACHE_DIR=${CACHE_DIR:-/var/cache/memcg-kmem}
+export CONTAINERS_CONF=${CONTAINERS_CONF:-$CI_DIR/containers.conf}
+
+BASE_IMAGE=localhost/memcg-kmem-base:bookworm
+CONTAINER_IMAGE_NAME=localhost/memcg-kmem-ci
+
+die() {
+	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
+	exit 1
+}
+
+note() {
+	printf '%s: %s\n' "${0##*/}" "$*" >&2
+}
+
+# Wall time of each stage, printed as it ends and again at the end.
+STAGE_LOG=${STAGE_LOG:-$BUILD_DIR/stage-times}
+stage() {
+	local name=$1 start end rc
+	shift
+	printf '==> %s\n' "$name" >&2
+	start=$(date +%s)
+	rc=0
+	"$@" || rc=$?
+	end=$(date +%s)
+	mkdir -p "$(dirname "$STAGE_LOG")"
+	printf '%-28s %5ss%s\n' "$name" "$((end - start))" "$([ $rc = 0 ] || echo "  (failed, exit $rc)")" | tee -a "$STAGE_LOG" >&2
+	return $rc
+}
+
+# The Debian mirror this machine's apt uses: the first URI of the main
+# archive in its sources, so nothing here names a host.
+debian_mirror() {
+	local uri
+	uri=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		grep -v -- '-security' | grep -m1 '/debian/\?$' || true)
+	if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
+		uri=$(awk '$1 == "deb" && $2 !~ /^\[/ && $3 !~ /security/ { print $2; exit }' /etc/apt/sources.list)
+	fi
+	[ -n "$uri" ] || die "cannot find this machine's Debian mirror in /etc/apt/sources*"
+	printf '%s\n' "${uri%/}"
+}
+
+# Install host packages that are missing (as root, from Debian's archive).
+APT_UPDATED=0
+need_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	[ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}): run as root or install them"
+	note "installing ${missing[*]}"
+	if [ "$APT_UPDATED" = 0 ]; then
+		apt-get update -qq >/dev/null
+		APT_UPDATED=1
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}

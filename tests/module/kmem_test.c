@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmem_test: lets the memcg kmem suite make kernel allocations that user
+ * space cannot ask for directly: a given GFP mask, a given size, atomic
+ * context, and a slab cache of the module's own.
+ *
+ * Interface: /sys/kernel/debug/kmem_test/ctl.  Write one command per
+ * write(2); it runs in the writer's context, so the writer's memory cgroup
+ * is charged.  A command that fails returns its errno from write(2).
+ * Reading gives the counts of what the module holds.
+ *
+ *   kmalloc COUNT SIZE FLAGS   COUNT kmalloc(SIZE, FLAGS) objects
+ *   pages COUNT ORDER FLAGS    COUNT alloc_pages(FLAGS, ORDER)
+ *   cache_create SIZE CFLAGS   create the module's cache "kmem_test_cache"
+ *   cache_alloc COUNT FLAGS    COUNT objects from it
+ *   atomic COUNT SIZE          COUNT kmalloc(SIZE, GFP_ATOMIC) objects from
+ *                              a timer (softirq context); waits for it
+ *   free                       free every object and page held
+ *   cache_destroy              free the cache's objects, destroy the cache
+ *
+ * FLAGS: names joined by '|': KERNEL ATOMIC NOWAIT ACCOUNT NOACCOUNT NOFAIL
+ * NORETRY NOWARN ZERO.  CFLAGS: 0 or ACCOUNT (SLAB_ACCOUNT).  A flag the
+ * running kernel does not have is refused with EOPNOTSUPP.
+ *
+ * An allocation failure stops the command with ENOMEM; what was allocated
+ * before it stays held (and counted) until "free".
+ */
+#include <linux/module.h>
+#include <linux/debugfs.h>
+#include <linux/slab.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/uaccess.h>
+#include <linux/timer.h>
+#include <linux/completion.h>
+#include <linux/string.h>
+
+#define CTL_MAX 256
+#define MAX_COUNT (1 << 20)
+
+struct held_obj {
+	struct list_head list;
+	void *ptr;		/* object, or NULL for pages */
+	struct page *page;
+	unsigned int order;
+	bool from_cache;
+};
+
+static DEFINE_MUTEX(kt_lock);		/* serialises commands and the lists */
+static LIST_HEAD(kt_held);
+static unsigned long kt_objects, kt_pages, kt_cache_objects;
+static struct kmem_cache *kt_cache;
+static struct dentry *kt_dir;
+
+/* The bookkeeping itself must never be charged to the tester's cgroup. */
+#ifdef __GFP_NOACCOUNT
+#define KT_INTERNAL_GFP (GFP_KERNEL | __GFP_NOACCOUNT)
+#define KT_HAS_NOACCOUNT 1
+#else
+#define KT_INTERNAL_GFP GFP_KERNEL
+#define KT_HAS_NOACCOUNT 0
+#endif
+
+static int parse_flags(char *s, gfp_t *out)
+{
+	gfp_t gfp = 0;
+	char *tok;
+
+	while ((tok = strsep(&s, "|")) != NULL) {
+		if (!strcmp(tok, "KERNEL"))
+			gfp |= GFP_KERNEL;
+		else if (!strcmp(tok, "ATOMIC"))
+			gfp |= GFP_ATOMIC;
+		else if (!strcmp(tok, "NOWAIT"))
+			gfp |= GFP_NOWAIT;
+		else if (!strcmp(tok, "ACCOUNT"))
+			gfp |= __GFP_ACCOUNT;
+		else if (!strcmp(tok, "NOFAIL"))
+			gfp |= __GFP_NOFAIL;
+		else if (!strcmp(tok, "NORETRY"))
+			gfp |= __GFP_NORETRY;
+		else if (!strcmp(tok, "NOWARN"))
+			gfp |= __GFP_NOWARN;
+		else if (!strcmp(tok, "ZERO"))
+			gfp |= __GFP_ZERO;
+		else if (!strcmp(tok, "NOACCOUNT"))
+#ifdef __GFP_NOACCOUNT
+			gfp |= __GFP_NOACCOUNT;
+#else
+			return -EOPNOTSUPP;
+#endif
+		else
+			return -EINVAL;
+	}
+	if (!gfp)
+		return -EINVAL;
+	*out = gfp;
+	return 0;
+}
+
+static int hold(void *ptr, struct page *page, unsigned int order, bool cache)
+{
+	struct held_obj *h = kmalloc(sizeof(*h), KT_INTERNAL_GFP);
+
+	if (!h)
+		return -ENOMEM;
+	h->ptr = ptr;
+	h->page = page;
+	h->order = order;
+	h->from_cache = cache;
+	list_add(&h->list, &kt_held);
+	if (page)
+		kt_pages += 1UL << order;
+	else if (cache)
+		kt_cache_objects++;
+	else
+		kt_objects++;
+	return 0;
+}
+
+static void release(struct held_obj *h)
+{
+	if (h->page)
+		__free_pages(h->page, h->order);
+	else if (h->from_cache)
+		kmem_cache_free(kt_cache, h->ptr);
+	else
+		kfree(h->ptr);
+	list_del(&h->list);
+	kfree(h);
+}
+
+static void free_all(bool cache_only)
+{
+	struct held_obj *h, *n;
+
+	list_for_each_entry_safe(h, n, &kt_held, list) {
+		if (cache_only && !h->from_cache)
+			continue;
+		release(h);
+	}
+	kt_cache_objects = 0;
+	if (!cache_only)
+		kt_objects = kt_pages = 0;
+}
+
+static int do_kmalloc(unsigned long count, size_t size, gfp_t gfp)
+{
+	unsigned long i;
+	void *p;
+	int ret;
+
+	if (!size || size > KMALLOC_MAX_CACHE_SIZE)
+		return -EINVAL;
+	for (i = 0; i < count; i++) {
+		p = kmalloc(size, gfp);
+		if (!p)
+			return -ENOMEM;
+		ret = hold(p, NULL, 0, false);
+		if (ret) {
+			kfree(p);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int do_pages(unsigned long count, unsigned int order, gfp_t gfp)
+{
+	struct page *page;
+	unsigned long i;
+	int ret;
+
+	if (order > MAX_ORDER - 1)
+		return -EINVAL;
+	for (i = 0; i < count; i++) {
+		page = alloc_pages(gfp, order);
+		if (!page)
+			return -ENOMEM;
+		ret = hold(NULL, page, order, false);
+		if (ret) {
+			__free_pages(page, order);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int do_cache_alloc(unsigned long count, gfp_t gfp)
+{
+	unsigned long i;
+	void *p;
+	int ret;
+
+	if (!kt_cache)
+		return -ENOENT;
+	for (i = 0; i < count; i++) {
+		p = kmem_cache_alloc(kt_cache, gfp);
+		if (!p)
+			return -ENOMEM;
+		ret = hold(p, NULL, 0, true);
+		if (ret) {
+			kmem_cache_free(kt_cache, p);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Atomic allocations from a timer: softirq context, no task to charge. */
+struct atomic_req {
+	struct timer_list timer;
+	struct completion done;
+	unsigned long count;
+	size_t size;
+	void **ptrs;
+	unsigned long got;
+};
+
+static void atomic_fn(struct timer_list *t)
+{
+	struct atomic_req *r = from_timer(r, t, timer);
+
+	for (r->got = 0; r->got < r->count; r->got++) {
+		r->ptrs[r->got] = kmalloc(r->size, GFP_ATOMIC | __GFP_NOWARN);
+		if (!r->ptrs[r->got])
+			break;
+	}
+	complete(&r->done);
+}
+
+static int do_atomic(unsigned long count, size_t size)
+{
+	struct atomic_req r = { .count = count, .size = size };
+	unsigned long i;
+	int ret = 0;
+
+	if (!size || size > KMALLOC_MAX_CACHE_SIZE || count > 4096)
+		return -EINVAL;
+	r.ptrs = kcalloc(count, sizeof(void *), KT_INTERNAL_GFP);
+	if (!r.ptrs)
+		return -ENOMEM;
+	init_completion(&r.done);
+	timer_setup_on_stack(&r.timer, atomic_fn, 0);
+	mod_timer(&r.timer, jiffies + 1);
+	wait_for_completion(&r.done);
+	del_timer_sync(&r.timer);
+	destroy_timer_on_stack(&r.timer);
+	for (i = 0; i < r.got; i++) {
+		if (!ret)
+			ret = hold(r.ptrs[i], NULL, 0, false);
+		if (ret)
+			kfree(r.ptrs[i]);
+	}
+	if (!ret && r.got < count)
+		ret = -ENOMEM;
+	kfree(r.ptrs);
+	return ret;
+}
+
+static int run_cmd(char *buf)
+{
+	char *argv[4] = { NULL };
+	unsigned long count, a;
+	gfp_t gfp;
+	int argc = 0, ret;
+	char *tok;
+
+	while (argc < 4 && (tok = strsep(&buf, " \t\n")) != NULL) {
+		if (*tok)
+			argv[argc++] = tok;
+	}
+	if (!argc)
+		return -EINVAL;
+
+	if (!strcmp(argv[0], "free") && argc == 1) {
+		free_all(false);
+		return 0;
+	}
+	if (!strcmp(argv[0], "cache_destroy") && argc == 1) {
+		if (!kt_cache)
+			return -ENOENT;
+		free_all(true);
+		kmem_cache_destroy(kt_cache);
+		kt_cache = NULL;
+		return 0;
+	}
+	if (!strcmp(argv[0], "cache_create") && argc == 3) {
+		slab_flags_t cflags = 0;
+
+		if (kt_cache)
+			return -EEXIST;
+		if (kstrtoul(argv[1], 0, &a) || !a || a > PAGE_SIZE)
+			return -EINVAL;
+		if (!strcmp(argv[2], "ACCOUNT"))
+			cflags = SLAB_ACCOUNT;
+		else if (strcmp(argv[2], "0"))
+			return -EINVAL;
+		kt_cache = kmem_cache_create("kmem_test_cache", a, 0, cflags, NULL);
+		return kt_cache ? 0 : -ENOMEM;
+	}
+	if (!strcmp(argv[0], "atomic") && argc == 3) {
+		if (kstrtoul(argv[1], 0, &count) || kstrtoul(argv[2], 0, &a))
+			return -EINVAL;
+		return do_atomic(count, a);
+	}
+
+	if (argc < 3 || kstrtoul(argv[1], 0, &count) || count > MAX_COUNT)
+		return -EINVAL;
+	if (!strcmp(argv[0], "cache_alloc") && argc == 3) {
+		ret = parse_flags(argv[2], &gfp);
+		return ret ? ret : do_cache_alloc(count, gfp);
+	}
+	if (argc != 4 || kstrtoul(argv[2], 0, &a))
+		return -EINVAL;
+	ret = parse_flags(argv[3], &gfp);
+	if (ret)
+		return ret;
+	if (!strcmp(argv[0], "kmalloc"))
+		return do_kmalloc(count, a, gfp);
+	if (!strcmp(argv[0], "pages"))
+		return do_pages(count, a, gfp);
+	return -EINVAL;
+}
+
+static ssize_t ctl_write(struct file *file, const char __user *ubuf,
+			 size_t len, loff_t *ppos)
+{
+	char buf[CTL_MAX];
+	int ret;
+
+	if (len >= CTL_MAX)
+		return -E2BIG;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	mutex_lock(&kt_lock);
+	ret = run_cmd(buf);
+	mutex_unlock(&kt_lock);
+	return ret ? ret : len;
+}
+
+static ssize_t ctl_read(struct file *file, char __user *ubuf, size_t len,
+			loff_t *ppos)
+{
+	char buf[160];
+	int n;
+
+	mutex_lock(&kt_lock);
+	n = scnprintf(buf, sizeof(buf),
+		      "objects %lu\npages %lu\ncache_objects %lu\ncache %s\nnoaccount %d\n",
+		      kt_objects, kt_pages, kt_cache_objects,
+		      kt_cache ? "yes" : "no", KT_HAS_NOACCOUNT);
+	mutex_unlock(&kt_lock);
+	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
+}
+
+static const struct file_operations ctl_fops = {
+	.owner = THIS_MODULE,
+	.write = ctl_write,
+	.read = ctl_read,
+	.llseek = default_llseek,
+};
+
+static int __init kmem_test_init(void)
+{
+	kt_dir = debugfs_create_dir("kmem_test", NULL);
+	debugfs_create_file("ctl", 0600, kt_dir, NULL, &ctl_fops);
+	return 0;
+}
+
+static void __exit kmem_test_exit(void)
+{
+	debugfs_remove_recursive(kt_dir);
+	mutex_lock(&kt_lock);
+	free_all(false);
+	kmem_cache_destroy(kt_cache);
+	kt_cache = NULL;
+	mutex_unlock(&kt_lock);
+}
+
+module_init(kmem_test_init);
+module_exit(kmem_test_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("memcg kmem accounting test helper");

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmem_base: what the cgroup-v1 memory controller of 6.1 already does with
+ * kernel memory, and what the series must keep.  These tests pass on the
+ * unpatched base kernel and on every kernel of the series (they are not in
+ * tests/manifest).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "kmem_util.h"
+
+#define NFILES 5000
+
+FIXTURE(cg) {
+	char cg[KMEM_PATH_MAX];
+	char dir[KMEM_PATH_MAX];
+};
+
+FIXTURE_SETUP(cg)
+{
+	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "base"));
+	ASSERT_EQ(0, make_tmpdir(self->dir, sizeof(self->dir), "kmem-base"));
+}
+
+FIXTURE_TEARDOWN(cg)
+{
+	remove_tree(self->dir);
+	cg_remove(self->cg);
+}
+
+static int files_fn(void *arg)
+{
+	int err;
+
+	return make_files(arg, NFILES, &err) == NFILES ? 0 : 1;
+}
+
+/*
+ * What NFILES empty tmpfs files cost: one dentry and one shmem inode each,
+ * sized from /proc/slabinfo rather than from one observed run.
+ */
+static long files_cost(struct __test_metadata *_metadata)
+{
+	long dentry = slab_objsize("dentry");
+	long inode = slab_objsize("shmem_inode_cache");
+
+	ASSERT_GT(dentry, 0);
+	ASSERT_GT(inode, 0);
+	return NFILES * (dentry + inode);
+}
+
+/* A task that creates files in a child memcg raises its kmem usage. */
+TEST_F(cg, usage_rises_with_files)
+{
+	uint64_t before = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	long cost = files_cost(_metadata);
+	uint64_t after;
+
+	ASSERT_NE(UINT64_MAX, before);
+	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	TH_LOG("kmem usage %llu -> %llu, objects cost %ld",
+	       (unsigned long long)before, (unsigned long long)after, cost);
+	/* Every object is charged: at least half the object bytes... */
+	ASSERT_GE(after - before, (uint64_t)cost / 2);
+	/* ...and not wildly more (slab pages, stock, the task's own). */
+	ASSERT_LE(after - before, (uint64_t)cost * 4 + 4 * KMEM_MIB);
+}
+
+/* With the default mode kernel memory is part of memory.usage_in_bytes. */
+TEST_F(cg, kmem_in_memory_usage)
+{
+	uint64_t mem0 = cg_u64(self->cg, "memory.usage_in_bytes");
+	uint64_t kmem0 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	uint64_t mem1, kmem1;
+
+	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	mem1 = cg_u64(self->cg, "memory.usage_in_bytes");
+	kmem1 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	TH_LOG("memory %llu -> %llu, kmem %llu -> %llu",
+	       (unsigned long long)mem0, (unsigned long long)mem1,
+	       (unsigned long long)kmem0, (unsigned long long)kmem1);
+	ASSERT_GE(mem1, kmem1);
+	ASSERT_GE(mem1 - mem0, (kmem1 - kmem0) / 2);
+}
+
+/* No limit was set, so nothing failed. */
+TEST_F(cg, failcnt_zero)
+{
+	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, cg_u64(self->cg, "memory.kmem.failcnt"));
+}
+
+/* A cgroup whose objects outlive its tasks can still be removed. */
+TEST_F(cg, rmdir_with_charged_objects)
+{
+	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_GT(cg_u64(self->cg, "memory.kmem.usage_in_bytes"), 0);
+	ASSERT_EQ(0, cg_remove(self->cg));
+	ASSERT_EQ(0, access(self->cg, F_OK) == 0);
+}
+
+static int pages_fn(void *arg)
+{
+	return kt_cmd("pages %ld 0 KERNEL|ACCOUNT", (long)arg) ? 1 : 0;
+}
+
+/* __GFP_ACCOUNT pages from the test module are charged to the cgroup. */
+TEST_F(cg, module_account_pages)
+{
+	const long n = 256;
+	uint64_t before, after, freed;
+
+	ASSERT_TRUE(kt_present());
+	before = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, cg_run(self->cg, pages_fn, (void *)n));
+	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, kt_cmd("free"));
+	freed = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	TH_LOG("kmem %llu -> %llu -> %llu", (unsigned long long)before,
+	       (unsigned long long)after, (unsigned long long)freed);
+	ASSERT_GE(after - before, (uint64_t)n * KMEM_PAGE);
+	ASSERT_LE(after - before, (uint64_t)n * KMEM_PAGE + KMEM_MIB);
+	ASSERT_LE(freed, before + KMEM_MIB / 4);
+}
+
+TEST_HARNESS_MAIN

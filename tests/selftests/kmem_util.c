@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Helpers of the memcg kmem suite; see kmem_util.h. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kmem_util.h"
+
+#define KT_CTL "/sys/kernel/debug/kmem_test/ctl"
+
+const char *memcg_mount(void)
+{
+	const char *env = getenv("KMEM_CGROUP_ROOT");
+
+	return env && *env ? env : "/sys/fs/cgroup/memory";
+}
+
+static int path_of(char *out, size_t len, const char *cg, const char *file)
+{
+	int n = snprintf(out, len, "%s/%s", cg ? cg : memcg_mount(), file);
+
+	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
+}
+
+int cg_create(char *out, size_t len, const char *parent, const char *name)
+{
+	int ret = path_of(out, len, parent, name);
+
+	if (ret)
+		return ret;
+	if (mkdir(out, 0755))
+		return -errno;
+	return 0;
+}
+
+int cg_create_unique(char *out, size_t len, const char *parent, const char *prefix)
+{
+	static unsigned int seq;
+	char name[128];
+
+	snprintf(name, sizeof(name), "%s-%d-%u", prefix, getpid(), seq++);
+	return cg_create(out, len, parent, name);
+}
+
+int cg_remove(const char *cg)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (!rmdir(cg) || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		usleep(50 * 1000);
+	}
+	return -EBUSY;
+}
+
+ssize_t cg_read(const char *cg, const char *file, char *buf, size_t len)
+{
+	char path[KMEM_PATH_MAX];
+	ssize_t n, total = 0;
+	int fd, ret;
+
+	ret = path_of(path, sizeof(path), cg, file);
+	if (ret)
+		return ret;
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total + 1 < len) {
+		n = read(fd, buf + total, len - 1 - total);
+		if (n < 0) {
+			ret = -errno;
+			close(fd);
+			return ret;
+		}
+		if (!n)
+			break;
+		total += n;
+	}
+	buf[total] = '\0';
+	close(fd);
+	return total;
+}
+
+int cg_read_u64(const char *cg, const char *file, uint64_t *val)
+{
+	char buf[64], *end;
+	ssize_t n = cg_read(cg, file, buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	errno = 0;
+	*val = strtoull(buf, &end, 10);
+	if (errno || end == buf)
+		return -EINVAL;
+	return 0;
+}
+
+uint64_t cg_u64(const char *cg, const char *file)
+{
+	uint64_t v;
+
+	return cg_read_u64(cg, file, &v) ? UINT64_MAX : v;
+}
+
+int cg_write(const char *cg, const char *file, const char *val)
+{
+	char path[KMEM_PATH_MAX];
+	int fd, ret;
+	ssize_t n;
+
+	ret = path_of(path, sizeof(path), cg, file);
+	if (ret)
+		return ret;
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	ret = n < 0 ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+int cg_has(const char *cg, const char *file)
+{
+	char path[KMEM_PATH_MAX];
+
+	if (path_of(path, sizeof(path), cg, file))
+		return 0;
+	return access(path, F_OK) == 0;
+}
+
+uint64_t cg_stat(const char *cg, const char *key)
+{
+	static char buf[16384];
+	size_t klen = strlen(key);
+	char *line;
+
+	if (cg_read(cg, "memory.stat", buf, sizeof(buf)) < 0)
+		return UINT64_MAX;
+	for (line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (!strncmp(line, key, klen) && line[klen] == ' ')
+			return strtoull(line + klen + 1, NULL, 10);
+	}
+	return UINT64_MAX;
+}
+
+int cg_run_sig(const char *cg, int (*fn)(void *), void *arg, int *signo)
+{
+	char pid[32];
+	int status;
+	pid_t child;
+
+	if (signo)
+		*signo = 0;
+	child = fork();
+	if (child < 0)
+		return -1;
+	if (!child) {
+		snprintf(pid, sizeof(pid), "%d", getpid());
+		if (cg && cg_write(cg, "cgroup.procs", pid))
+			_exit(125);
+		_exit(fn(arg) & 0xff);
+	}
+	if (waitpid(child, &status, 0) < 0)
+		return -1;
+	if (WIFSIGNALED(status)) {
+		if (signo)
+			*signo = WTERMSIG(status);
+		return -1;
+	}
+	return WEXITSTATUS(status);
+}
+
+int cg_run(const char *cg, int (*fn)(void *), void *arg)
+{
+	return cg_run_sig(cg, fn, arg, NULL);
+}
+
+long make_files(const char *dir, long n, int *err)
+{
+	char path[KMEM_PATH_MAX];
+	long i;
+	int fd;
+
+	if (err)
+		*err = 0;
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/f%ld", dir, i);
+		fd = open(path, O_CREAT | O_WRONLY | O_EXCL, 0644);
+		if (fd < 0) {
+			if (err)
+				*err = errno;
+			break;
+		}
+		close(fd);
+	}
+	return i;
+}
+
+int make_tmpdir(char *out, size_t len, const char *prefix)
+{
+	int n = snprintf(out, len, "/tmp/%s-XXXXXX", prefix);
+
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return mkdtemp(out) ? 0 : -errno;
+}
+
+void remove_tree(const char *dir)
+{
+	char path[KMEM_PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+/*
+ * /proc/slabinfo 2.1: "name active_objs num_objs objsize objperslab
+ * pagesperslab : tunables ...".  A name may hold spaces only in caches this
+ * suite does not ask about by exact name.
+ */
+static long slab_scan(const char *name, int prefix, int field)
+{
+	char line[1024], cname[512];
+	long active, num, objsize, total = -1;
+	FILE *f = fopen("/proc/slabinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%511s %ld %ld %ld", cname, &active, &num, &objsize) != 4)
+			continue;
+		if (prefix ? strncmp(cname, name, strlen(name)) : strcmp(cname, name))
+			continue;
+		if (field == 3) {
+			total = objsize;
+			break;
+		}
+		total = (total < 0 ? 0 : total) + active;
+	}
+	fclose(f);
+	return total;
+}
+
+long slab_objsize(const char *name)
+{
+	return slab_scan(name, 0, 3);
+}
+
+long slab_active_objs(const char *prefix)
+{
+	return slab_scan(prefix, 1, 1);
+}
+
+int kt_present(void)
+{
+	return access(KT_CTL, W_OK) == 0;
+}
+
+int kt_cmd(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int fd, ret = 0;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fd = open(KT_CTL, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, strlen(buf)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int drop_caches(int what)
+{
+	char v[4];
+	int fd, ret = 0;
+
+	sync();
+	snprintf(v, sizeof(v), "%d", what);
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, v, strlen(v)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers of the memcg kmem suite: cgroup v1 memory controller files, running
+ * work inside a cgroup, the kmem_test module, /proc/slabinfo.
+ *
+ * Functions that can fail return a negative errno (never exit), so that a
+ * test can assert on the exact error the interface documents.
+ */
+#ifndef KMEM_UTIL_H
+#define KMEM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define KMEM_PATH_MAX 512
+#define KMEM_PAGE 4096L
+#define KMEM_MIB (1024L * 1024L)
+
+/* The v1 memory controller's mount point (KMEM_CGROUP_ROOT overrides it). */
+const char *memcg_mount(void);
+
+/* mkdir PARENT/NAME (PARENT NULL: the root); path of the new cgroup in OUT. */
+int cg_create(char *out, size_t len, const char *parent, const char *name);
+/* A cgroup with a name unique to this process under PARENT. */
+int cg_create_unique(char *out, size_t len, const char *parent, const char *prefix);
+/* rmdir, retrying briefly while the kernel still sees it busy. */
+int cg_remove(const char *cg);
+
+/* Read FILE of CG as one unsigned number; negative errno on error. */
+int cg_read_u64(const char *cg, const char *file, uint64_t *val);
+/* Same, returning the value, or UINT64_MAX on error. */
+uint64_t cg_u64(const char *cg, const char *file);
+/* Read the whole file into BUF (NUL-terminated): length or negative errno. */
+ssize_t cg_read(const char *cg, const char *file, char *buf, size_t len);
+/* write(2) of VAL (as given, no newline added): 0 or the negative errno. */
+int cg_write(const char *cg, const char *file, const char *val);
+/* A "name value" line of memory.stat; UINT64_MAX if absent. */
+uint64_t cg_stat(const char *cg, const char *key);
+/* Does CG have FILE? */
+int cg_has(const char *cg, const char *file);
+
+/*
+ * Run FN(ARG) in a child process that first joins CG; the child's exit
+ * status is FN's return value.  Returns that status, or -1 if the child
+ * could not be run or was killed (then *signo, if given, holds the signal).
+ */
+int cg_run(const char *cg, int (*fn)(void *), void *arg);
+int cg_run_sig(const char *cg, int (*fn)(void *), void *arg, int *signo);
+
+/* Create N empty files DIR/f<i>; returns how many were made. */
+long make_files(const char *dir, long n, int *err);
+/* A fresh directory under a tmpfs (/tmp); path in OUT. */
+int make_tmpdir(char *out, size_t len, const char *prefix);
+/* rm -r DIR (files only one level deep). */
+void remove_tree(const char *dir);
+
+/* Object size of the /proc/slabinfo cache NAME, or -1 if not found. */
+long slab_objsize(const char *name);
+/* Sum of active objects of the caches whose name starts with PREFIX. */
+long slab_active_objs(const char *prefix);
+
+/* One command to the kmem_test module: 0 or the negative errno. */
+int kt_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Is the kmem_test module loaded? */
+int kt_present(void);
+
+/* Write 1..3 to /proc/sys/vm/drop_caches. */
+int drop_caches(int what);
+
+#endif
