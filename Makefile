@@ -13,7 +13,8 @@ help:
 	@echo "make host-tests  tests of the verdict scripts on canned logs (seconds)"
 	@echo "make refresh     write patches/ from the branch (after editing build/linux)"
 	@echo "make docs        build the Sphinx site into build/docs/html"
-	@echo "make boot        boot the built series kernel with a shell (KERNEL=name)"
+	@echo "make checkpatch  scripts/checkpatch.pl --strict on patches/"
+	@echo "make boot        boot a built kernel with a shell (KERNEL=series|base)"
 	@echo "make clean       remove build/ (kernel tree and outputs)"
 
 branch:
@@ -34,9 +35,14 @@ host-tests:
 docs:
 	sphinx-build -W --keep-going -b html docs build/docs/html
 
+checkpatch:
+	branch-tools/checkpatch
+
 KERNEL ?= series
+KOBJ_DIR = $(firstword $(wildcard build/out/$(KERNEL) build/base/out/$(KERNEL)))
 boot:
-	ci/boot --interactive build/out/$(KERNEL)/arch/x86/boot/bzImage build/initrd/$(KERNEL).initrd build/boot-$(KERNEL)
+	@test -n "$(KOBJ_DIR)" || { echo "no built kernel '$(KERNEL)': run make check first"; exit 1; }
+	ci/boot --interactive $(KOBJ_DIR)/arch/x86/boot/bzImage build/initrd/$(KERNEL).initrd build/boot-$(KERNEL)
 
 clean:
 	rm -rf build

@@ -66,3 +66,51 @@ kgit() {
 		-c user.email="${GIT_AUTHOR_EMAIL:-$BASE_AUTHOR_EMAIL}" \
 		-c core.autocrlf=false -c gc.auto=0 "$@"
 }
+
+# Write the series (base tag..BRANCH) as git format-patch files into DIR,
+# with settings that make the output depend on the commits alone.
+format_series() {
+	local dir=$1 tag count
+	tag=$(tree_base_tag)
+	count=$(kgit rev-list --count "$tag..$BRANCH")
+	[ "$count" -gt 0 ] || return 0
+	kgit -c format.signature= -c diff.noprefix=false -c diff.mnemonicprefix=false \
+		-c format.coverLetter=false -c format.numbered=auto \
+		format-patch -q --no-signature --zero-commit \
+		--abbrev=12 -N --subject-prefix=PATCH -o "$dir" "$tag..$BRANCH" >/dev/null
+}
+
+# The patch files of DIR, names and contents, as one stream.
+series_dump() {
+	local f
+	for f in "$1"/*.patch; do
+		[ -e "$f" ] || continue
+		printf '== %s\n' "${f##*/}"
+		cat "$f"
+	done
+}
+
+# Would resetting the branch lose work?  Prints why, returns 1 if so.
+tree_has_unsaved_work() {
+	local tmp dirty
+	[ -d "$KTREE/.git" ] || return 1
+	kgit rev-parse -q --verify "refs/heads/$BRANCH" >/dev/null || return 1
+	if [ -d "$KTREE/.git/rebase-apply" ] || [ -d "$KTREE/.git/rebase-merge" ]; then
+		echo "a rebase or am is in progress in $KTREE"
+		return 0
+	fi
+	dirty=$(kgit status --porcelain --untracked-files=no | head -n 5)
+	if [ -n "$dirty" ]; then
+		printf 'uncommitted changes in %s:\n%s\n' "$KTREE" "$dirty"
+		return 0
+	fi
+	tmp=$(mktemp -d)
+	format_series "$tmp"
+	if ! cmp -s <(series_dump "$tmp") <(series_dump "$PATCH_DIR"); then
+		rm -rf "$tmp"
+		echo "branch $BRANCH in $KTREE has commits that differ from $PATCH_DIR (run branch-tools/refresh first)"
+		return 0
+	fi
+	rm -rf "$tmp"
+	return 1
+}

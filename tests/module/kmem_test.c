@@ -7,7 +7,8 @@
  * Interface: /sys/kernel/debug/kmem_test/ctl.  Write one command per
  * write(2); it runs in the writer's context, so the writer's memory cgroup
  * is charged.  A command that fails returns its errno from write(2).
- * Reading gives the counts of what the module holds.
+ * Reading gives the counts of what the module holds and the GFP flags of
+ * the last command as %pGg prints them.
  *
  *   kmalloc COUNT SIZE FLAGS   COUNT kmalloc(SIZE, FLAGS) objects
  *   pages COUNT ORDER FLAGS    COUNT alloc_pages(FLAGS, ORDER)
@@ -53,6 +54,7 @@ static LIST_HEAD(kt_held);
 static unsigned long kt_objects, kt_pages, kt_cache_objects;
 static struct kmem_cache *kt_cache;
 static struct dentry *kt_dir;
+static gfp_t kt_last_gfp;		/* flags of the last command, for %pGg */
 
 /* The bookkeeping itself must never be charged to the tester's cgroup. */
 #ifdef __GFP_NOACCOUNT
@@ -97,6 +99,7 @@ static int parse_flags(char *s, gfp_t *out)
 	if (!gfp)
 		return -EINVAL;
 	*out = gfp;
+	kt_last_gfp = gfp;
 	return 0;
 }
 
@@ -345,14 +348,14 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf,
 static ssize_t ctl_read(struct file *file, char __user *ubuf, size_t len,
 			loff_t *ppos)
 {
-	char buf[160];
+	char buf[384];
 	int n;
 
 	mutex_lock(&kt_lock);
 	n = scnprintf(buf, sizeof(buf),
-		      "objects %lu\npages %lu\ncache_objects %lu\ncache %s\nnoaccount %d\n",
+		      "objects %lu\npages %lu\ncache_objects %lu\ncache %s\nnoaccount %d\nlast_gfp %pGg\n",
 		      kt_objects, kt_pages, kt_cache_objects,
-		      kt_cache ? "yes" : "no", KT_HAS_NOACCOUNT);
+		      kt_cache ? "yes" : "no", KT_HAS_NOACCOUNT, &kt_last_gfp);
 	mutex_unlock(&kt_lock);
 	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
 }

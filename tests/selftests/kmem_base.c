@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -127,6 +128,72 @@ TEST_F(cg, module_account_pages)
 	ASSERT_GE(after - before, (uint64_t)n * KMEM_PAGE);
 	ASSERT_LE(after - before, (uint64_t)n * KMEM_PAGE + KMEM_MIB);
 	ASSERT_LE(freed, before + KMEM_MIB / 4);
+}
+
+/* Limits cannot be set on the root cgroup. */
+TEST(root_kmem_limit_einval)
+{
+	EXPECT_EQ(-EINVAL, cg_write(NULL, "memory.kmem.limit_in_bytes", "1G"));
+}
+
+static int lookups_fn(void *arg)
+{
+	char path[128];
+	struct stat st;
+	long i;
+
+	for (i = 0; i < 20000; i++) {
+		snprintf(path, sizeof(path), "/sys/kernel/%s-%ld", (char *)arg, i);
+		if (stat(path, &st) == 0 || errno != ENOENT)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Failed lookups in sysfs leave negative dentries that are charged to the
+ * cgroup (the workload kmem_reclaim relies on to have reclaimable kmem).
+ */
+TEST_F(cg, negative_sysfs_lookups_charged)
+{
+	long dentry = slab_objsize("dentry");
+	uint64_t before = cg_u64(self->cg, "memory.kmem.usage_in_bytes"), after;
+	char prefix[64];
+
+	ASSERT_GT(dentry, 0);
+	snprintf(prefix, sizeof(prefix), "base-nx%d", getpid());
+	ASSERT_EQ(0, cg_run(self->cg, lookups_fn, prefix));
+	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	TH_LOG("kmem %llu -> %llu for 20000 lookups", (unsigned long long)before,
+	       (unsigned long long)after);
+	ASSERT_GE(after - before, (uint64_t)20000 * dentry / 2);
+	/* They are reclaimable: dropping caches gives most of it back. */
+	ASSERT_EQ(0, drop_caches(2));
+	ASSERT_LT(cg_u64(self->cg, "memory.kmem.usage_in_bytes") - before,
+		  (after - before) / 2);
+}
+
+/* Mode 0: after rmdir the parent accounts the child's objects once. */
+TEST_F(cg, rmdir_charges_move_to_parent)
+{
+	char child[KMEM_PATH_MAX];
+	uint64_t k0, k1, k2, k3;
+
+	ASSERT_EQ(0, cg_create(child, sizeof(child), self->cg, "child"));
+	k0 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, cg_run(child, files_fn, self->dir));
+	k1 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, cg_remove(child));
+	k2 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	remove_tree(self->dir);
+	k3 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	TH_LOG("parent kmem %llu -> %llu -> rmdir %llu -> freed %llu",
+	       (unsigned long long)k0, (unsigned long long)k1,
+	       (unsigned long long)k2, (unsigned long long)k3);
+	ASSERT_GT(k1 - k0, (uint64_t)files_cost(_metadata) / 2);
+	EXPECT_LE(k2 > k1 ? k2 - k1 : k1 - k2, 256 * 1024);
+	EXPECT_LE(k3 - k0, 256 * 1024);
+	EXPECT_LE(cg_u64(self->cg, "memory.usage_in_bytes"), k1);
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmem_mode: memory.kmem.independent_kmem_limit and memory.kmem.limit_in_bytes
+ * (patch 1/10, "memcg: Kernel memory accounting infrastructure").
+ * See docs/interface.rst for the contract tested here.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "kmem_util.h"
+
+#define MODE "memory.kmem.independent_kmem_limit"
+#define KLIMIT "memory.kmem.limit_in_bytes"
+#define KUSAGE "memory.kmem.usage_in_bytes"
+#define UNLIMITED 9223372036854771712ULL
+
+FIXTURE(cg) {
+	char cg[KMEM_PATH_MAX];
+	char child[KMEM_PATH_MAX];
+	char dir[KMEM_PATH_MAX];
+};
+
+FIXTURE_SETUP(cg)
+{
+	self->child[0] = '\0';
+	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "mode"));
+	ASSERT_EQ(0, make_tmpdir(self->dir, sizeof(self->dir), "kmem-mode"));
+}
+
+FIXTURE_TEARDOWN(cg)
+{
+	remove_tree(self->dir);
+	if (self->child[0])
+		cg_remove(self->child);
+	cg_remove(self->cg);
+}
+
+static int files_fn(void *arg)
+{
+	int err;
+
+	return make_files(arg, 2000, &err) == 2000 ? 0 : 1;
+}
+
+/* Create files until an error; exit status: 0 = stopped by ENOMEM/ENOSPC. */
+static int files_until_fail_fn(void *arg)
+{
+	long n;
+	int err;
+
+	n = make_files(arg, 200000, &err);
+	printf("# made %ld files, stopped by errno %d (%s)\n", n, err, strerror(err));
+	fflush(stdout);
+	if (n == 200000)
+		return 2;
+	return (err == ENOMEM || err == ENOSPC) ? 0 : 3;
+}
+
+static int nothing_fn(void *arg)
+{
+	return 0;
+}
+
+TEST_F(cg, default_zero)
+{
+	ASSERT_EQ(0, cg_u64(self->cg, MODE));
+}
+
+TEST_F(cg, accepts_0_and_1)
+{
+	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(1, cg_u64(self->cg, MODE));
+	ASSERT_EQ(0, cg_write(self->cg, MODE, "0\n"));
+	ASSERT_EQ(0, cg_u64(self->cg, MODE));
+	ASSERT_EQ(0, cg_write(self->cg, MODE, " 1 \n"));
+	ASSERT_EQ(1, cg_u64(self->cg, MODE));
+	/* Writing the current value is a no-op that succeeds. */
+	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+}
+
+TEST_F(cg, rejects_bad_values)
+{
+	/* (A zero-length write(2) never reaches the file: "\n" is "empty".) */
+	static const char *const bad[] = { "2", "-1", "abc", "\n", " ", "1x", "0 1", "10",
+					   "01x", "99999999999999999999" };
+	unsigned int i;
+
+	ASSERT_EQ(0, cg_u64(self->cg, MODE));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		TH_LOG("writing '%s'", bad[i]);
+		EXPECT_EQ(-EINVAL, cg_write(self->cg, MODE, bad[i]));
+		EXPECT_EQ(0, cg_u64(self->cg, MODE));
+	}
+}
+
+TEST(root_rejects_writes)
+{
+	ASSERT_EQ(0, cg_u64(NULL, MODE));
+	EXPECT_EQ(-EINVAL, cg_write(NULL, MODE, "1"));
+	EXPECT_EQ(-EINVAL, cg_write(NULL, MODE, "0"));
+	EXPECT_EQ(0, cg_u64(NULL, MODE));
+}
+
+TEST_F(cg, busy_with_kmem)
+{
+	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_GT(cg_u64(self->cg, KUSAGE), 0);
+	EXPECT_EQ(-EBUSY, cg_write(self->cg, MODE, "1"));
+	EXPECT_EQ(0, cg_u64(self->cg, MODE));
+}
+
+TEST_F(cg, busy_with_child)
+{
+	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->cg, "child"));
+	EXPECT_EQ(-EBUSY, cg_write(self->cg, MODE, "1"));
+	EXPECT_EQ(0, cg_u64(self->cg, MODE));
+}
+
+/*
+ * Once the child is gone the mode can change: a removed child no longer
+ * counts, though its memcg structures (charged to this cgroup at mkdir)
+ * keep kmem charged until the kernel frees it, shortly after.
+ */
+TEST_F(cg, mode_changes_after_child_removed)
+{
+	int i, ret = -1;
+
+	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->cg, "child"));
+	ASSERT_EQ(0, cg_remove(self->child));
+	self->child[0] = '\0';
+	for (i = 0; i < 100; i++) {
+		ret = cg_write(self->cg, MODE, "1");
+		if (ret != -EBUSY)
+			break;
+		usleep(100 * 1000);
+	}
+	TH_LOG("mode write after %d tries: %d, kmem usage %llu", i + 1, ret,
+	       (unsigned long long)cg_u64(self->cg, KUSAGE));
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(1, cg_u64(self->cg, MODE));
+}
+
+/* Mode 1 covers a whole subtree: inherited, and a child cannot leave it. */
+TEST_F(cg, inherited_by_children)
+{
+	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->cg, "child"));
+	EXPECT_EQ(1, cg_u64(self->child, MODE));
+	EXPECT_EQ(-EINVAL, cg_write(self->child, MODE, "0"));
+	EXPECT_EQ(1, cg_u64(self->child, MODE));
+}
+
+TEST_F(cg, mode0_limit_write_einval)
+{
+	EXPECT_EQ(-EINVAL, cg_write(self->cg, KLIMIT, "16M"));
+	EXPECT_EQ(-EINVAL, cg_write(self->cg, KLIMIT, "-1"));
+	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
+}
+
+TEST_F(cg, mode1_limit_settable)
+{
+	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "64M"));
+	EXPECT_EQ(64ULL << 20, cg_u64(self->cg, KLIMIT));
+	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "1000000"));
+	EXPECT_EQ(1000000ULL / KMEM_PAGE * KMEM_PAGE, cg_u64(self->cg, KLIMIT));
+	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "-1"));
+	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
+	EXPECT_EQ(-EINVAL, cg_write(self->cg, KLIMIT, "lots"));
+	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
+	/* Back to mode 0: the limit goes with it. */
+	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "64M"));
+	ASSERT_EQ(0, cg_write(self->cg, MODE, "0"));
+	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
+}
+
+/* Mode 1: kernel memory shows in the kmem counter, not in memory.usage. */
+TEST_F(cg, mode1_kmem_not_in_memory)
+{
+	uint64_t mem0, kmem0, mem1, kmem1;
+
+	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+	mem0 = cg_u64(self->cg, "memory.usage_in_bytes");
+	kmem0 = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	mem1 = cg_u64(self->cg, "memory.usage_in_bytes");
+	kmem1 = cg_u64(self->cg, KUSAGE);
+	TH_LOG("memory %llu -> %llu, kmem %llu -> %llu",
+	       (unsigned long long)mem0, (unsigned long long)mem1,
+	       (unsigned long long)kmem0, (unsigned long long)kmem1);
+	ASSERT_GE(kmem1 - kmem0, 2000 * 512);
+	/* What memory.usage gained is the task's own user memory at most. */
+	ASSERT_LT(mem1 - mem0, (kmem1 - kmem0) / 4);
+}
+
+/* Mode 1 with a small limit: allocations fail instead of passing it. */
+TEST_F(cg, mode1_limit_enforced)
+{
+	const uint64_t limit = 4 * KMEM_MIB;
+	uint64_t usage, failcnt;
+
+	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "4M"));
+	ASSERT_EQ(0, cg_run(self->cg, files_until_fail_fn, self->dir));
+	usage = cg_u64(self->cg, KUSAGE);
+	failcnt = cg_u64(self->cg, "memory.kmem.failcnt");
+	TH_LOG("usage %llu, max %llu, failcnt %llu", (unsigned long long)usage,
+	       (unsigned long long)cg_u64(self->cg, "memory.kmem.max_usage_in_bytes"),
+	       (unsigned long long)failcnt);
+	EXPECT_LE(usage, limit);
+	EXPECT_LE(cg_u64(self->cg, "memory.kmem.max_usage_in_bytes"), limit);
+	EXPECT_GT(failcnt, 0);
+	/* Freeing the files makes the cgroup usable again. */
+	remove_tree(self->dir);
+	EXPECT_LT(cg_u64(self->cg, KUSAGE), limit / 2);
+	EXPECT_EQ(0, cg_run(self->cg, nothing_fn, NULL));
+}
+
+/* A child's kernel memory is limited by its parent's kmem limit. */
+TEST_F(cg, hierarchy_parent_limit)
+{
+	const uint64_t limit = 4 * KMEM_MIB;
+
+	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "4M"));
+	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->cg, "child"));
+	EXPECT_EQ(UNLIMITED, cg_u64(self->child, KLIMIT));
+	ASSERT_EQ(0, cg_run(self->child, files_until_fail_fn, self->dir));
+	EXPECT_LE(cg_u64(self->cg, KUSAGE), limit);
+	EXPECT_GT(cg_u64(self->cg, "memory.kmem.failcnt"), 0);
+	EXPECT_GT(cg_u64(self->child, KUSAGE), limit / 2);
+}
+
+TEST_HARNESS_MAIN

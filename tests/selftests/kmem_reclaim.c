@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmem_reclaim: reclaim at the independent kmem limit (patch 3/10, "memcg:
+ * Reclaim when more than one page needed").  A charge that hits
+ * memory.kmem.limit_in_bytes first reclaims the cgroup's reclaimable kernel
+ * memory (here: negative dentries of kernfs, which keeps them) and retries;
+ * __GFP_NORETRY fails at once; the limit write reclaims before EBUSY.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "kmem_util.h"
+
+#define MODE "memory.kmem.independent_kmem_limit"
+#define KLIMIT "memory.kmem.limit_in_bytes"
+#define KUSAGE "memory.kmem.usage_in_bytes"
+#define UNLIMITED 9223372036854771712ULL
+
+struct lookups {
+	const char *prefix;	/* unique per test: names never seen before */
+	long n;
+};
+
+/*
+ * N failed lookups of distinct names in /sys (kernfs keeps the negative
+ * dentries).  Exit status 0: every lookup said ENOENT; 1: some other error
+ * (ENOMEM: the dentry could not be charged).
+ */
+static int lookups_fn(void *arg)
+{
+	const struct lookups *l = arg;
+	char path[256];
+	struct stat st;
+	long i, other = 0;
+	int first = 0;
+
+	for (i = 0; i < l->n; i++) {
+		snprintf(path, sizeof(path), "/sys/kernel/%s-%ld", l->prefix, i);
+		if (stat(path, &st) == 0 || errno == ENOENT)
+			continue;
+		if (!other++)
+			first = errno;
+	}
+	if (other)
+		printf("# %ld of %ld lookups failed with something else than ENOENT, first: %s\n",
+		       other, l->n, strerror(first));
+	return other ? 1 : 0;
+}
+
+FIXTURE(cg) {
+	char cg[KMEM_PATH_MAX];
+	char dir[KMEM_PATH_MAX];
+	char prefix[64];
+};
+
+FIXTURE_SETUP(cg)
+{
+	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "reclaim"));
+	ASSERT_EQ(0, make_tmpdir(self->dir, sizeof(self->dir), "kmem-reclaim"));
+	snprintf(self->prefix, sizeof(self->prefix), "nx%d", getpid());
+	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+}
+
+FIXTURE_TEARDOWN(cg)
+{
+	remove_tree(self->dir);
+	cg_remove(self->cg);
+}
+
+/*
+ * 60,000 negative dentries (about 11 MiB) under a 2 MiB kmem limit: the
+ * limit is hit again and again, each time reclaim frees older dentries and
+ * the lookups go on; none fails, and usage never passes the limit.
+ */
+TEST_F(cg, limit_hit_reclaims_dentries)
+{
+	struct lookups l = { self->prefix, 60000 };
+	uint64_t usage, max, failcnt;
+
+	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "2M"));
+	EXPECT_EQ(0, cg_run(self->cg, lookups_fn, &l));
+	usage = cg_u64(self->cg, KUSAGE);
+	max = cg_u64(self->cg, "memory.kmem.max_usage_in_bytes");
+	failcnt = cg_u64(self->cg, "memory.kmem.failcnt");
+	TH_LOG("usage %llu max %llu failcnt %llu", (unsigned long long)usage,
+	       (unsigned long long)max, (unsigned long long)failcnt);
+	EXPECT_LE(max, 2 * KMEM_MIB);
+	/* The limit was reached (so reclaim had to run) and usage is near it. */
+	EXPECT_GT(failcnt, 0);
+	EXPECT_GT(usage, KMEM_MIB);
+}
+
+/* Lowering the limit below usage reclaims down to the new limit. */
+TEST_F(cg, limit_write_reclaims)
+{
+	struct lookups l = { self->prefix, 30000 };
+	uint64_t before;
+
+	ASSERT_EQ(0, cg_run(self->cg, lookups_fn, &l));
+	before = cg_u64(self->cg, KUSAGE);
+	TH_LOG("usage before %llu", (unsigned long long)before);
+	ASSERT_GT(before, 4 * KMEM_MIB);
+	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "2M"));
+	EXPECT_EQ(2 * KMEM_MIB, cg_u64(self->cg, KLIMIT));
+	EXPECT_LE(cg_u64(self->cg, KUSAGE), 2 * KMEM_MIB);
+}
+
+static int files_fn(void *arg)
+{
+	int err;
+
+	return make_files(arg, 3000, &err) == 3000 ? 0 : 1;
+}
+
+/* What cannot be reclaimed (tmpfs files in use) makes the write fail. */
+TEST_F(cg, limit_write_ebusy_when_pinned)
+{
+	uint64_t usage;
+
+	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	usage = cg_u64(self->cg, KUSAGE);
+	ASSERT_GT(usage, KMEM_MIB);
+	EXPECT_EQ(-EBUSY, cg_write(self->cg, KLIMIT, "512K"));
+	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
+	EXPECT_GE(cg_u64(self->cg, KUSAGE), usage / 2);
+}
+
+struct pages_req {
+	long count;
+	int order;
+	const char *flags;
+};
+
+static int pages_fn(void *arg)
+{
+	const struct pages_req *r = arg;
+	int ret = kt_cmd("pages %ld %d %s", r->count, r->order, r->flags);
+
+	return ret == 0 ? 0 : ret == -ENOMEM ? 1 : 2;
+}
+
+/*
+ * Near the limit, with reclaimable dentries charged: an order-2 charge
+ * (<= PAGE_ALLOC_COSTLY_ORDER) reclaims and succeeds; the same with
+ * __GFP_NORETRY fails without reclaiming.
+ */
+TEST_F(cg, multipage_reclaims_noretry_fails)
+{
+	struct lookups l = { self->prefix, 20000 };
+	struct pages_req noretry = { 32, 2, "KERNEL|ACCOUNT|NORETRY|NOWARN" };
+	struct pages_req normal = { 32, 2, "KERNEL|ACCOUNT" };
+	uint64_t usage, limit;
+	char buf[32];
+
+	ASSERT_TRUE(kt_present());
+	ASSERT_EQ(0, cg_run(self->cg, lookups_fn, &l));
+	usage = cg_u64(self->cg, KUSAGE);
+	limit = usage + 64 * KMEM_PAGE;	/* room for 16 of the 32 blocks */
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)limit);
+	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, buf));
+	EXPECT_EQ(1, cg_run(self->cg, pages_fn, &noretry));
+	ASSERT_EQ(0, kt_cmd("free"));
+	EXPECT_EQ(0, cg_run(self->cg, pages_fn, &normal));
+	TH_LOG("usage %llu -> %llu, limit %llu", (unsigned long long)usage,
+	       (unsigned long long)cg_u64(self->cg, KUSAGE), (unsigned long long)limit);
+	EXPECT_LE(cg_u64(self->cg, KUSAGE), limit);
+	ASSERT_EQ(0, kt_cmd("free"));
+}
+
+TEST_HARNESS_MAIN
