@@ -4,16 +4,19 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help branch refresh check check-host host-tests docs boot checkpatch clean
+.PHONY: help branch refresh check check-host host-tests docs boot checkpatch clean bench mail bisect-build
 
 help:
 	@echo "make branch      export the series: tarball -> build/linux, branch memcg-kmem"
 	@echo "make check       the whole test pipeline in the container (what CI runs)"
 	@echo "make check-host  the same pipeline without the container (needs its packages)"
 	@echo "make host-tests  tests of the verdict scripts on canned logs (seconds)"
+	@echo "make bench       benchmark: base vs series, table in build/bench/table.txt"
 	@echo "make refresh     write patches/ from the branch (after editing build/linux)"
 	@echo "make docs        build the Sphinx site into build/docs/html"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on patches/"
+	@echo "make mail        write the 11 messages of the posting into build/mail (b4; sends nothing)"
+	@echo "make bisect-build  build every commit: test config and CONFIG_MEMCG=n (FULL=1: vmlinux each)"
 	@echo "make boot        boot a built kernel with a shell (KERNEL=series|base)"
 	@echo "make clean       remove build/ (kernel tree and outputs)"
 
@@ -29,6 +32,10 @@ check:
 check-host:
 	ci/pipeline --no-container
 
+# The benchmark: base and series, TCG and -icount, 5 repetitions each.
+bench:
+	BENCH=$${BENCH:-5} KERNELS="$${KERNELS:-series base}" SKIP_DOCS=1 ci/pipeline
+
 host-tests:
 	@out=$$(tests/host/run); echo "$$out"; ! grep -q '^not ok' <<<"$$out"
 
@@ -37,6 +44,12 @@ docs:
 
 checkpatch:
 	branch-tools/checkpatch
+
+mail:
+	branch-tools/mail
+
+bisect-build:
+	branch-tools/bisect-build $(if $(FULL),--full)
 
 KERNEL ?= series
 KOBJ_DIR = $(firstword $(wildcard build/out/$(KERNEL) build/base/out/$(KERNEL)))

@@ -18,6 +18,12 @@
  *                              a timer (softirq context); waits for it
  *   free                       free every object and page held
  *   cache_destroy              free the cache's objects, destroy the cache
+ *   bench hot|batch COUNT SIZE FLAGS
+ *                              time COUNT kmalloc(SIZE, FLAGS)+kfree pairs:
+ *                              "hot" frees each object at once, "batch"
+ *                              allocates BENCH_BATCH then frees them, so
+ *                              slabs come and go; SIZE 0 uses the module's
+ *                              cache.  Reading shows "bench_ns".
  *
  * FLAGS: names joined by '|': KERNEL ATOMIC NOWAIT ACCOUNT NOACCOUNT NOFAIL
  * NORETRY NOWARN ZERO.  CFLAGS: 0 or ACCOUNT (SLAB_ACCOUNT).  A flag the
@@ -37,6 +43,8 @@
 #include <linux/timer.h>
 #include <linux/completion.h>
 #include <linux/string.h>
+#include <linux/ktime.h>
+#include <linux/sched.h>
 
 #define CTL_MAX 256
 #define MAX_COUNT (1 << 20)
@@ -55,6 +63,9 @@ static unsigned long kt_objects, kt_pages, kt_cache_objects;
 static struct kmem_cache *kt_cache;
 static struct dentry *kt_dir;
 static gfp_t kt_last_gfp;		/* flags of the last command, for %pGg */
+static u64 kt_bench_ns;			/* duration of the last bench command */
+
+#define BENCH_BATCH 256
 
 /* The bookkeeping itself must never be charged to the tester's cgroup. */
 #ifdef __GFP_NOACCOUNT
@@ -263,15 +274,77 @@ static int do_atomic(unsigned long count, size_t size)
 	return ret;
 }
 
+static void *bench_alloc(size_t size, gfp_t gfp)
+{
+	return size ? kmalloc(size, gfp) : kmem_cache_alloc(kt_cache, gfp);
+}
+
+static void bench_free(size_t size, void *p)
+{
+	if (size)
+		kfree(p);
+	else
+		kmem_cache_free(kt_cache, p);
+}
+
+/* Alloc/free pairs in the writer's context; no bookkeeping inside the loop. */
+static int do_bench(bool batch, unsigned long count, size_t size, gfp_t gfp)
+{
+	void **ptrs = NULL;
+	unsigned long i, j, n;
+	u64 start;
+	int ret = 0;
+
+	if (size > KMALLOC_MAX_CACHE_SIZE || (!size && !kt_cache))
+		return -EINVAL;
+	if (batch) {
+		ptrs = kcalloc(BENCH_BATCH, sizeof(void *), KT_INTERNAL_GFP);
+		if (!ptrs)
+			return -ENOMEM;
+	}
+	start = ktime_get_ns();
+	if (!batch) {
+		for (i = 0; i < count; i++) {
+			void *p = bench_alloc(size, gfp);
+
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			bench_free(size, p);
+			if (!(i & 4095))
+				cond_resched();
+		}
+	} else {
+		for (i = 0; i < count && !ret; i += n) {
+			n = min_t(unsigned long, BENCH_BATCH, count - i);
+			for (j = 0; j < n; j++) {
+				ptrs[j] = bench_alloc(size, gfp);
+				if (!ptrs[j]) {
+					ret = -ENOMEM;
+					n = j;
+					break;
+				}
+			}
+			for (j = 0; j < n; j++)
+				bench_free(size, ptrs[j]);
+			cond_resched();
+		}
+	}
+	kt_bench_ns = ktime_get_ns() - start;
+	kfree(ptrs);
+	return ret;
+}
+
 static int run_cmd(char *buf)
 {
-	char *argv[4] = { NULL };
+	char *argv[5] = { NULL };
 	unsigned long count, a;
 	gfp_t gfp;
 	int argc = 0, ret;
 	char *tok;
 
-	while (argc < 4 && (tok = strsep(&buf, " \t\n")) != NULL) {
+	while (argc < 5 && (tok = strsep(&buf, " \t\n")) != NULL) {
 		if (*tok)
 			argv[argc++] = tok;
 	}
@@ -303,6 +376,14 @@ static int run_cmd(char *buf)
 			return -EINVAL;
 		kt_cache = kmem_cache_create("kmem_test_cache", a, 0, cflags, NULL);
 		return kt_cache ? 0 : -ENOMEM;
+	}
+	if (!strcmp(argv[0], "bench") && argc == 5) {
+		if (strcmp(argv[1], "hot") && strcmp(argv[1], "batch"))
+			return -EINVAL;
+		if (kstrtoul(argv[2], 0, &count) || kstrtoul(argv[3], 0, &a))
+			return -EINVAL;
+		ret = parse_flags(argv[4], &gfp);
+		return ret ? ret : do_bench(!strcmp(argv[1], "batch"), count, a, gfp);
 	}
 	if (!strcmp(argv[0], "atomic") && argc == 3) {
 		if (kstrtoul(argv[1], 0, &count) || kstrtoul(argv[2], 0, &a))
@@ -348,14 +429,15 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf,
 static ssize_t ctl_read(struct file *file, char __user *ubuf, size_t len,
 			loff_t *ppos)
 {
-	char buf[384];
+	char buf[416];
 	int n;
 
 	mutex_lock(&kt_lock);
 	n = scnprintf(buf, sizeof(buf),
-		      "objects %lu\npages %lu\ncache_objects %lu\ncache %s\nnoaccount %d\nlast_gfp %pGg\n",
+		      "objects %lu\npages %lu\ncache_objects %lu\ncache %s\nnoaccount %d\nlast_gfp %pGg\nbench_ns %llu\n",
 		      kt_objects, kt_pages, kt_cache_objects,
-		      kt_cache ? "yes" : "no", KT_HAS_NOACCOUNT, &kt_last_gfp);
+		      kt_cache ? "yes" : "no", KT_HAS_NOACCOUNT, &kt_last_gfp,
+		      kt_bench_ns);
 	mutex_unlock(&kt_lock);
 	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
 }

@@ -300,6 +300,18 @@ int kt_cmd(const char *fmt, ...)
 	return ret;
 }
 
+uint64_t cg_wait_at_most(const char *cg, const char *file, uint64_t max, int secs)
+{
+	uint64_t v = cg_u64(cg, file);
+	int i;
+
+	for (i = 0; i < secs * 10 && (v == UINT64_MAX || v > max); i++) {
+		usleep(100 * 1000);
+		v = cg_u64(cg, file);
+	}
+	return v;
+}
+
 int drop_caches(int what)
 {
 	char v[4];

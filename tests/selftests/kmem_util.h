@@ -65,6 +65,13 @@ int kt_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Is the kmem_test module loaded? */
 int kt_present(void);
 
+/*
+ * Poll FILE of CG until it reads at most MAX (a removed child's own memcg
+ * structures, charged to its parent, go only when the kernel frees it);
+ * returns the last value read.
+ */
+uint64_t cg_wait_at_most(const char *cg, const char *file, uint64_t max, int secs);
+
 /* Write 1..3 to /proc/sys/vm/drop_caches. */
 int drop_caches(int what);
 

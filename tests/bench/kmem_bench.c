@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmem_bench: the workloads of the benchmark (ci/bench), run in the guest.
+ *
+ * Prints one line per measurement:
+ *     BENCH <workload> <where> <rep> <value> <unit>
+ * where <where> is "root" (the root cgroup) or "child" (a fresh child
+ * memcg).  The host repeats, takes medians and compares kernels; this
+ * program only measures.  Fast-path workloads go through the kmem_test
+ * module ("bench" command), which times alloc/free pairs in the kernel.
+ *
+ * Usage: kmem_bench [REPS] (default 5)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kmem_util.h"
+
+#define PAIRS 1000000L
+
+static char child_cg[KMEM_PATH_MAX];
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t kt_bench_ns(void)
+{
+	char buf[512], *p;
+	int fd = open("/sys/kernel/debug/kmem_test/ctl", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "bench_ns ");
+	return p ? strtoull(p + 9, NULL, 10) : 0;
+}
+
+/* Run FN in a child process, in CG (NULL: stay in the root cgroup). */
+static int run_in(const char *cg, int (*fn)(void *), void *arg)
+{
+	return cg ? cg_run(cg, fn, arg) : fn(arg);
+}
+
+struct fast {
+	const char *name, *cmd;
+	int rep;
+	const char *where;
+};
+
+static int fast_fn(void *arg)
+{
+	struct fast *f = arg;
+	uint64_t ns;
+
+	/* Warm up: caches (and a memcg's copies) exist before timing. */
+	if (kt_cmd("%s", f->cmd))
+		return 1;
+	if (kt_cmd("%s", f->cmd))
+		return 1;
+	ns = kt_bench_ns();
+	printf("BENCH %s %s %d %.2f ns/pair\n", f->name, f->where, f->rep,
+	       (double)ns / PAIRS);
+	fflush(stdout);
+	return 0;
+}
+
+static void fast_path(int rep)
+{
+	static const struct { const char *name, *cmd; } w[] = {
+		{ "kmalloc64-hot", "bench hot 1000000 64 KERNEL|ACCOUNT" },
+		{ "kmalloc64-batch", "bench batch 1000000 64 KERNEL|ACCOUNT" },
+		{ "cache64-hot", "bench hot 1000000 0 KERNEL" },
+		{ "cache64-batch", "bench batch 1000000 0 KERNEL" },
+	};
+	unsigned int i;
+	int where;
+
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		for (where = 0; where < 2; where++) {
+			struct fast f = { w[i].name, w[i].cmd, rep,
+					  where ? "child" : "root" };
+
+			if (run_in(where ? child_cg : NULL, fast_fn, &f))
+				printf("# %s %s failed\n", w[i].name, f.where);
+		}
+	}
+}
+
+/* Syscall workloads, in the child memcg; value: ns per operation. */
+static int files_fn(void *arg)
+{
+	char dir[KMEM_PATH_MAX], path[KMEM_PATH_MAX];
+	const long n = 20000;
+	uint64_t t;
+	long i;
+	int fd;
+
+	if (make_tmpdir(dir, sizeof(dir), "bench"))
+		return 1;
+	t = now_ns();
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/f%ld", dir, i);
+		fd = open(path, O_CREAT | O_WRONLY, 0644);
+		if (fd < 0)
+			return 1;
+		close(fd);
+		unlink(path);
+	}
+	t = now_ns() - t;
+	rmdir(dir);
+	printf("BENCH file-create-unlink child %d %.1f ns/op\n", *(int *)arg, (double)t / n);
+	return 0;
+}
+
+static int lookups_fn(void *arg)
+{
+	const long n = 50000;
+	char path[128];
+	struct stat st;
+	uint64_t t;
+	long i;
+
+	t = now_ns();
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/sys/kernel/bench-%d-%d-%ld", getpid(),
+			 *(int *)arg, i);
+		stat(path, &st);
+	}
+	t = now_ns() - t;
+	printf("BENCH negative-lookup child %d %.1f ns/op\n", *(int *)arg, (double)t / n);
+	return 0;
+}
+
+static int fork_fn(void *arg)
+{
+	const int n = 2000;
+	uint64_t t;
+	int i, status;
+	pid_t p;
+
+	t = now_ns();
+	for (i = 0; i < n; i++) {
+		p = fork();
+		if (p < 0)
+			return 1;
+		if (!p)
+			_exit(0);
+		waitpid(p, &status, 0);
+	}
+	t = now_ns() - t;
+	printf("BENCH fork-exit child %d %.1f ns/op\n", *(int *)arg, (double)t / n);
+	return 0;
+}
+
+static int pipe_fn(void *arg)
+{
+	const int n = 20000;
+	int a[2], b[2], i;
+	char c = 'x';
+	uint64_t t;
+	pid_t p;
+
+	if (pipe(a) || pipe(b))
+		return 1;
+	p = fork();
+	if (p < 0)
+		return 1;
+	if (!p) {
+		for (i = 0; i < n; i++) {
+			if (read(a[0], &c, 1) != 1 || write(b[1], &c, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	t = now_ns();
+	for (i = 0; i < n; i++) {
+		if (write(a[1], &c, 1) != 1 || read(b[0], &c, 1) != 1)
+			return 1;
+	}
+	t = now_ns() - t;
+	waitpid(p, NULL, 0);
+	printf("BENCH pipe-pingpong child %d %.1f ns/op\n", *(int *)arg, (double)t / n);
+	return 0;
+}
+
+static uint64_t meminfo_slab(void)
+{
+	char line[256];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Slab: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+static int memfiles_fn(void *arg)
+{
+	int err;
+
+	return make_files(arg, 1000, &err) == 1000 ? 0 : 1;
+}
+
+/*
+ * K cgroups each create 1000 files: the system's slab and the cgroups' kmem
+ * usage, then after removing the cgroups and dropping caches (what dead
+ * caches still hold), at once and 5 s later.
+ */
+static void memory(int k, int rep)
+{
+	char parent[KMEM_PATH_MAX], cg[KMEM_PATH_MAX], dir[KMEM_PATH_MAX], name[32];
+	uint64_t slab0, slab1, slab2, slab3, kmem;
+	int i;
+
+	drop_caches(3);
+	sleep(1);
+	slab0 = meminfo_slab();
+	if (cg_create_unique(parent, sizeof(parent), NULL, "benchmem") ||
+	    make_tmpdir(dir, sizeof(dir), "benchmem"))
+		return;
+	for (i = 0; i < k; i++) {
+		char d[KMEM_PATH_MAX + 64];
+
+		snprintf(name, sizeof(name), "m%d", i);
+		snprintf(d, sizeof(d), "%s/%s", dir, name);
+		mkdir(d, 0755);
+		if (cg_create(cg, sizeof(cg), parent, name) ||
+		    cg_run(cg, memfiles_fn, d))
+			printf("# memory workload: cgroup %d failed\n", i);
+	}
+	sleep(3);	/* statistics flush */
+	slab1 = meminfo_slab();
+	kmem = cg_u64(parent, "memory.kmem.usage_in_bytes");
+	printf("BENCH slab-%dcg-1000files all %d %llu bytes\n", k, rep,
+	       (unsigned long long)(slab1 - slab0));
+	printf("BENCH kmem-%dcg-1000files all %d %llu bytes\n", k, rep,
+	       (unsigned long long)kmem);
+	for (i = 0; i < k; i++) {
+		char d[KMEM_PATH_MAX + 64];
+
+		snprintf(d, sizeof(d), "%s/m%d", dir, i);
+		remove_tree(d);
+		snprintf(cg, sizeof(cg), "%s/m%d", parent, i);
+		cg_remove(cg);
+	}
+	rmdir(dir);
+	cg_remove(parent);
+	drop_caches(3);
+	slab2 = meminfo_slab();
+	sleep(5);
+	drop_caches(3);
+	slab3 = meminfo_slab();
+	printf("BENCH slab-left-%dcg-0s all %d %lld bytes\n", k, rep,
+	       (long long)(slab2 - slab0));
+	printf("BENCH slab-left-%dcg-5s all %d %lld bytes\n", k, rep,
+	       (long long)(slab3 - slab0));
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	int reps = argc > 1 ? atoi(argv[1]) : 5;
+	int rep;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!kt_present() || kt_cmd("cache_create 64 ACCOUNT")) {
+		printf("# kmem_test module missing\n");
+		return 1;
+	}
+	if (cg_create_unique(child_cg, sizeof(child_cg), NULL, "bench"))
+		return 1;
+	for (rep = 1; rep <= reps; rep++) {
+		fast_path(rep);
+		cg_run(child_cg, files_fn, &rep);
+		cg_run(child_cg, lookups_fn, &rep);
+		cg_run(child_cg, fork_fn, &rep);
+		cg_run(child_cg, pipe_fn, &rep);
+	}
+	drop_caches(2);
+	for (rep = 1; rep <= 2; rep++) {
+		memory(10, rep);
+		memory(100, rep);
+	}
+	kt_cmd("cache_destroy");
+	printf("BENCH-DONE\n");
+	return 0;
+}

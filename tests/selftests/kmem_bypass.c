@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmem_bypass: memory that should have been charged but was not is counted
+ * (patch 7/10, "memcg: Stop res_counter underflows").  The first
+ * allocations from a cache in a cgroup are served by the root cache while
+ * the cgroup's copy is created: kernel_bypassed_memory counts their bytes,
+ * total_kernel_bypassed_memory of the parent includes them, and freeing
+ * them later underflows nothing (the run's kernel-log check).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "kmem_util.h"
+
+FIXTURE(tree) {
+	char parent[KMEM_PATH_MAX];
+	char child[KMEM_PATH_MAX];
+};
+
+FIXTURE_SETUP(tree)
+{
+	ASSERT_TRUE(kt_present());
+	ASSERT_EQ(0, cg_create_unique(self->parent, sizeof(self->parent), NULL, "bypass"));
+	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->parent, "c"));
+}
+
+FIXTURE_TEARDOWN(tree)
+{
+	kt_cmd("free");
+	kt_cmd("cache_destroy");
+	cg_remove(self->child);
+	cg_remove(self->parent);
+}
+
+static int cmd_fn(void *arg)
+{
+	return kt_cmd("%s", (const char *)arg) ? 1 : 0;
+}
+
+/* memory.stat is flushed every 2 s or so: poll for KEY >= MIN. */
+static uint64_t stat_at_least(const char *cg, const char *key, uint64_t min)
+{
+	uint64_t v = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		v = cg_stat(cg, key);
+		if (v != UINT64_MAX && v >= min)
+			break;
+		usleep(100 * 1000);
+	}
+	return v;
+}
+
+TEST_F_TIMEOUT(tree, first_allocations_counted, 60)
+{
+	uint64_t own, total, parent_own;
+
+	ASSERT_EQ(0, cg_stat(self->child, "kernel_bypassed_memory"));
+	/* A fresh cache: the cgroup has no copy of it yet. */
+	ASSERT_EQ(0, kt_cmd("cache_create 512 0"));
+	ASSERT_EQ(0, cg_run(self->child, cmd_fn, "cache_alloc 4 ATOMIC"));
+	own = stat_at_least(self->child, "kernel_bypassed_memory", 512);
+	total = stat_at_least(self->parent, "total_kernel_bypassed_memory", own);
+	parent_own = cg_stat(self->parent, "kernel_bypassed_memory");
+	TH_LOG("child %llu, parent total %llu, parent own %llu", (unsigned long long)own,
+	       (unsigned long long)total, (unsigned long long)parent_own);
+	/* At least the first object, at most the four, in bytes. */
+	EXPECT_GE(own, 512);
+	EXPECT_LE(own, 4 * 512);
+	EXPECT_GE(total, own);
+	EXPECT_EQ(0, parent_own);
+	/* Freeing what was never charged changes nothing and warns nowhere. */
+	ASSERT_EQ(0, kt_cmd("free"));
+	EXPECT_EQ(own, cg_stat(self->child, "kernel_bypassed_memory"));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmem_slab: all slab accounted through per-cgroup caches (patch 5/10,
+ * "memcg: Slab accounting") and a cache's children tracked (patch 6/10,
+ * "memcg: Track all the memcg children of a kmem_cache").
+ *
+ * Naming rule tested (docs/interface.rst): a child cache is
+ * "<root>(<cgroup inode>:<cgroup name, odd characters as _>)", with "dead"
+ * appended after the cgroup is removed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "kmem_util.h"
+
+#define KUSAGE "memory.kmem.usage_in_bytes"
+
+struct slabline {
+	long active, num, objsize, objperslab, pagesperslab;
+	long limit, batchcount, shared;
+	long active_slabs, num_slabs;
+};
+
+/* The /proc/slabinfo line of cache NAME (exact match). 0 if found. */
+static int slab_line(const char *name, struct slabline *l)
+{
+	char line[1024], cname[512];
+	FILE *f = fopen("/proc/slabinfo", "r");
+	int found = -1;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%511s", cname) != 1 || strcmp(cname, name))
+			continue;
+		memset(l, 0, sizeof(*l));
+		if (sscanf(line, "%*s %ld %ld %ld %ld %ld : tunables %ld %ld %ld : slabdata %ld %ld",
+			   &l->active, &l->num, &l->objsize, &l->objperslab,
+			   &l->pagesperslab, &l->limit, &l->batchcount, &l->shared,
+			   &l->active_slabs, &l->num_slabs) >= 5)
+			found = 0;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Bytes of slab pages of every cache whose name ends in SUFFIX. */
+static long slab_pages_bytes(const char *suffix, int *ncaches)
+{
+	char line[1024], cname[512];
+	long pps, nslabs, total = 0;
+	size_t sl = strlen(suffix), cl;
+	FILE *f = fopen("/proc/slabinfo", "r");
+
+	*ncaches = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%511s %*d %*d %*d %*d %ld : tunables %*d %*d %*d : slabdata %*d %ld",
+			   cname, &pps, &nslabs) != 3)
+			continue;
+		cl = strlen(cname);
+		if (cl < sl || strcmp(cname + cl - sl, suffix))
+			continue;
+		total += pps * nslabs * KMEM_PAGE;
+		(*ncaches)++;
+	}
+	fclose(f);
+	return total;
+}
+
+/* "(<ino>:<name>)" of cgroup CG, the suffix of its child caches' names. */
+static void cg_suffix(const char *cg, char *out, size_t len)
+{
+	const char *leaf = strrchr(cg, '/') + 1;
+	struct stat st;
+	char name[256];
+	size_t i;
+
+	if (stat(cg, &st))
+		st.st_ino = 0;
+	snprintf(name, sizeof(name), "%s", leaf);
+	for (i = 0; name[i]; i++) {
+		unsigned char c = name[i];
+
+		if (c <= ' ' || c > '~' || c == '(' || c == ')' || c == ':')
+			name[i] = '_';
+	}
+	snprintf(out, len, "(%llu:%s)", (unsigned long long)st.st_ino, name);
+}
+
+static void child_name(char *out, size_t len, const char *root, const char *cg)
+{
+	char suffix[300];
+
+	cg_suffix(cg, suffix, sizeof(suffix));
+	snprintf(out, len, "%s%s", root, suffix);
+}
+
+/* Wait up to SECS for cache NAME to (dis)appear. */
+static int wait_cache(const char *name, int present, int secs)
+{
+	struct slabline l;
+	int i;
+
+	for (i = 0; i < secs * 10; i++) {
+		if ((slab_line(name, &l) == 0) == present)
+			return 0;
+		usleep(100 * 1000);
+	}
+	return -1;
+}
+
+FIXTURE(cg) {
+	char cg[KMEM_PATH_MAX];
+	char dir[KMEM_PATH_MAX];
+};
+
+FIXTURE_SETUP(cg)
+{
+	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "slab"));
+	ASSERT_EQ(0, make_tmpdir(self->dir, sizeof(self->dir), "kmem-slab"));
+}
+
+FIXTURE_TEARDOWN(cg)
+{
+	kt_cmd("free");
+	kt_cmd("cache_destroy");
+	remove_tree(self->dir);
+	cg_remove(self->cg);
+}
+
+static int files_fn(void *arg)
+{
+	int err;
+
+	return make_files(arg, 4000, &err) == 4000 ? 0 : 1;
+}
+
+static int cmd_fn(void *arg)
+{
+	return kt_cmd("%s", (const char *)arg) ? 1 : 0;
+}
+
+/*
+ * Creating files makes dentry(...) and shmem_inode_cache(...) copies for the
+ * cgroup, holding its objects; its kmem usage is about the slab pages of its
+ * copies.
+ */
+TEST_F(cg, child_caches_hold_the_objects)
+{
+	char dentry[512], inode[512], suffix[300];
+	struct slabline d, i;
+	long bytes;
+	int n;
+	uint64_t usage;
+
+	child_name(dentry, sizeof(dentry), "dentry", self->cg);
+	child_name(inode, sizeof(inode), "shmem_inode_cache", self->cg);
+	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, wait_cache(dentry, 1, 5)) TH_LOG("no cache %s", dentry);
+	ASSERT_EQ(0, slab_line(dentry, &d));
+	ASSERT_EQ(0, slab_line(inode, &i)) TH_LOG("no cache %s", inode);
+	TH_LOG("%s: %ld active; %s: %ld active", dentry, d.active, inode, i.active);
+	/* Only what came before the copies existed went to the root caches. */
+	EXPECT_GE(d.active, 3000);
+	EXPECT_GE(i.active, 3000);
+
+	cg_suffix(self->cg, suffix, sizeof(suffix));
+	bytes = slab_pages_bytes(suffix, &n);
+	usage = cg_u64(self->cg, KUSAGE);
+	TH_LOG("%d caches of %s hold %ld bytes of slab; kmem usage %llu", n,
+	       suffix, bytes, (unsigned long long)usage);
+	EXPECT_GE(usage, bytes);
+	EXPECT_LE(usage, bytes + KMEM_MIB);
+}
+
+/* A cache 6.1 does not account (no SLAB_ACCOUNT) is accounted. */
+TEST_F(cg, unflagged_cache_accounted)
+{
+	char name[512];
+	uint64_t before, after;
+
+	ASSERT_TRUE(kt_present());
+	ASSERT_EQ(0, kt_cmd("cache_create 512 0"));
+	child_name(name, sizeof(name), "kmem_test_cache", self->cg);
+	/* The first allocation asks for the copy; wait for it. */
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
+	before = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 2048 KERNEL"));
+	after = cg_u64(self->cg, KUSAGE);
+	TH_LOG("kmem %llu -> %llu", (unsigned long long)before, (unsigned long long)after);
+	EXPECT_GE(after - before, 2048 * 512 * 9 / 10);
+	/* Plain kmalloc() too, without __GFP_ACCOUNT. */
+	before = after;
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "kmalloc 1 4096 KERNEL"));
+	child_name(name, sizeof(name), "kmalloc-4k", self->cg);
+	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "kmalloc 256 4096 KERNEL"));
+	after = cg_u64(self->cg, KUSAGE);
+	EXPECT_GE(after - before, 256 * 4096 * 9 / 10);
+}
+
+/* __GFP_NOACCOUNT and interrupt-context allocations stay in the root cache. */
+TEST_F(cg, noaccount_and_irq_stay_in_root)
+{
+	char name[512];
+	struct slabline l0, l1;
+	uint64_t before, after;
+
+	ASSERT_TRUE(kt_present());
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "kmalloc 1 2048 KERNEL"));
+	child_name(name, sizeof(name), "kmalloc-2k", self->cg);
+	ASSERT_EQ(0, wait_cache(name, 1, 5));
+	ASSERT_EQ(0, slab_line(name, &l0));
+	before = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "kmalloc 512 2048 KERNEL|NOACCOUNT"));
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "atomic 512 2048"));
+	after = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, slab_line(name, &l1));
+	TH_LOG("kmem %llu -> %llu; %s active %ld -> %ld", (unsigned long long)before,
+	       (unsigned long long)after, name, l0.active, l1.active);
+	EXPECT_LT(after - before, 64 * KMEM_PAGE);
+	EXPECT_LT(l1.active - l0.active, 64);
+}
+
+/*
+ * The first allocation in a fresh cgroup, atomic, is served unaccounted; the
+ * copy appears shortly after and the next (sleeping) allocations use it.
+ */
+TEST_F(cg, first_atomic_allocation_deferred)
+{
+	char name[512];
+	struct slabline l;
+	uint64_t before, mid, after;
+
+	ASSERT_TRUE(kt_present());
+	ASSERT_EQ(0, kt_cmd("cache_create 256 0"));
+	child_name(name, sizeof(name), "kmem_test_cache", self->cg);
+	ASSERT_NE(0, slab_line(name, &l));
+	before = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 1 ATOMIC"));
+	mid = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 64 KERNEL"));
+	after = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, slab_line(name, &l));
+	TH_LOG("kmem %llu -> %llu -> %llu, %s active %ld", (unsigned long long)before,
+	       (unsigned long long)mid, (unsigned long long)after, name, l.active);
+	EXPECT_LT(mid - before, KMEM_PAGE * 4);
+	EXPECT_EQ(64, l.active);
+	EXPECT_GE(after - mid, KMEM_PAGE);
+}
+
+static int files_small_fn(void *arg)
+{
+	int err;
+
+	return make_files(arg, 200, &err) == 200 ? 0 : 1;
+}
+
+/* Two cgroups called "foo" (and one with a space) get distinct names. */
+TEST_F(cg, names_unique_and_parseable)
+{
+	char a[KMEM_PATH_MAX], b[KMEM_PATH_MAX], fa[KMEM_PATH_MAX], fb[KMEM_PATH_MAX];
+	char sp[KMEM_PATH_MAX], n1[512], n2[512], n3[512];
+	struct slabline l;
+
+	ASSERT_EQ(0, cg_create(a, sizeof(a), self->cg, "a"));
+	ASSERT_EQ(0, cg_create(b, sizeof(b), self->cg, "b"));
+	ASSERT_EQ(0, cg_create(fa, sizeof(fa), a, "foo"));
+	ASSERT_EQ(0, cg_create(fb, sizeof(fb), b, "foo"));
+	ASSERT_EQ(0, cg_create(sp, sizeof(sp), self->cg, "x y(1):z"));
+	ASSERT_EQ(0, cg_run(fa, files_small_fn, self->dir));
+	remove_tree(self->dir);
+	ASSERT_EQ(0, mkdir(self->dir, 0755));
+	ASSERT_EQ(0, cg_run(fb, files_small_fn, self->dir));
+	remove_tree(self->dir);
+	ASSERT_EQ(0, mkdir(self->dir, 0755));
+	ASSERT_EQ(0, cg_run(sp, files_small_fn, self->dir));
+	child_name(n1, sizeof(n1), "dentry", fa);
+	child_name(n2, sizeof(n2), "dentry", fb);
+	child_name(n3, sizeof(n3), "dentry", sp);
+	TH_LOG("%s / %s / %s", n1, n2, n3);
+	EXPECT_NE(0, strcmp(n1, n2));
+	EXPECT_NE(NULL, strstr(n3, ":x_y_1__z)"));
+	/* slab_line() splits on whitespace, as slabtop does. */
+	EXPECT_EQ(0, wait_cache(n1, 1, 5));
+	EXPECT_EQ(0, wait_cache(n2, 1, 5));
+	EXPECT_EQ(0, wait_cache(n3, 1, 5));
+	EXPECT_EQ(0, slab_line(n3, &l));
+	remove_tree(self->dir);
+	cg_remove(sp);
+	cg_remove(fa);
+	cg_remove(fb);
+	cg_remove(a);
+	cg_remove(b);
+}
+
+/*
+ * After rmdir the copies are "...dead" and take no new objects; once their
+ * objects are freed they go, and the counters come back.
+ */
+TEST_F_TIMEOUT(cg, dead_caches_renamed_then_freed, 60)
+{
+	char child[KMEM_PATH_MAX], dentry[512], dead[600];
+	uint64_t k0, k1, k2;
+	int i;
+
+	ASSERT_EQ(0, cg_create(child, sizeof(child), self->cg, "victim"));
+	child_name(dentry, sizeof(dentry), "dentry", child);
+	snprintf(dead, sizeof(dead), "%sdead", dentry);
+	k0 = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, cg_run(child, files_fn, self->dir));
+	ASSERT_EQ(0, wait_cache(dentry, 1, 5));
+	k1 = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, cg_remove(child));
+	EXPECT_EQ(0, wait_cache(dead, 1, 5)) TH_LOG("no cache %s", dead);
+	EXPECT_NE(0, wait_cache(dentry, 1, 0));
+	remove_tree(self->dir);
+	ASSERT_EQ(0, drop_caches(2));
+	/* Dead caches shrink at most once a second: give them a few. */
+	EXPECT_EQ(0, wait_cache(dead, 0, 10)) TH_LOG("%s still there", dead);
+	for (i = 0; i < 50 && cg_u64(self->cg, KUSAGE) > k0 + 256 * 1024; i++)
+		usleep(100 * 1000);
+	k2 = cg_u64(self->cg, KUSAGE);
+	TH_LOG("parent kmem %llu -> %llu -> %llu", (unsigned long long)k0,
+	       (unsigned long long)k1, (unsigned long long)k2);
+	EXPECT_GT(k1 - k0, 4000 * 512);
+	EXPECT_LE(k2, k0 + 256 * 1024);
+}
+
+/*
+ * Destroying a cache destroys its copies (a module unloading); a tunables
+ * write to it reaches them.
+ */
+TEST_F(cg, destroy_and_tune_reach_children)
+{
+	char other[KMEM_PATH_MAX], n1[512], n2[512];
+	struct slabline l;
+	int fd;
+	const char *tune = "kmem_test_cache 60 30 4\n";
+
+	ASSERT_TRUE(kt_present());
+	ASSERT_EQ(0, cg_create_unique(other, sizeof(other), NULL, "slab2"));
+	ASSERT_EQ(0, kt_cmd("cache_create 128 0"));
+	child_name(n1, sizeof(n1), "kmem_test_cache", self->cg);
+	child_name(n2, sizeof(n2), "kmem_test_cache", other);
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, cg_run(other, cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, wait_cache(n1, 1, 5));
+	ASSERT_EQ(0, wait_cache(n2, 1, 5));
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 100 KERNEL"));
+	ASSERT_EQ(0, cg_run(other, cmd_fn, "cache_alloc 100 KERNEL"));
+
+	fd = open("/proc/slabinfo", O_WRONLY);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ((ssize_t)strlen(tune), write(fd, tune, strlen(tune)));
+	close(fd);
+	ASSERT_EQ(0, slab_line(n1, &l));
+	EXPECT_EQ(60, l.limit);
+	EXPECT_EQ(30, l.batchcount);
+	EXPECT_EQ(4, l.shared);
+	ASSERT_EQ(0, slab_line(n2, &l));
+	EXPECT_EQ(60, l.limit);
+
+	ASSERT_EQ(0, kt_cmd("cache_destroy"));
+	EXPECT_NE(0, slab_line("kmem_test_cache", &l));
+	EXPECT_NE(0, slab_line(n1, &l));
+	EXPECT_NE(0, slab_line(n2, &l));
+	cg_remove(other);
+}
+
+/*
+ * Many tasks in many cgroups allocate from the same caches while cgroups
+ * come and go; afterwards everything is freed and the parent's counter is
+ * back where it started.
+ */
+#define STRESS_SECS 15
+#define STRESS_TASKS 4
+
+static void stress_task(const char *parent, int n, time_t end)
+{
+	char cg[KMEM_PATH_MAX], dir[KMEM_PATH_MAX], pid[32], name[32];
+	int round = 0, err, p[2];
+	char buf[512];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	while (time(NULL) < end) {
+		snprintf(name, sizeof(name), "w%d-%d", n, round++);
+		if (cg_create(cg, sizeof(cg), parent, name))
+			_exit(2);
+		if (cg_write(cg, "cgroup.procs", pid))
+			_exit(3);
+		if (make_tmpdir(dir, sizeof(dir), "kmem-stress"))
+			_exit(4);
+		make_files(dir, 300, &err);
+		if (!pipe(p)) {
+			memset(buf, 'x', sizeof(buf));
+			if (write(p[1], buf, sizeof(buf)) < 0)
+				_exit(6);
+			close(p[0]);
+			close(p[1]);
+		}
+		remove_tree(dir);
+		/* Back to the parent, then the cgroup goes. */
+		if (cg_write(parent, "cgroup.procs", pid))
+			_exit(5);
+		cg_remove(cg);
+	}
+	_exit(0);
+}
+
+/* How many caches of the stress tasks' cgroups ("...:w<n>-<round>)") exist. */
+static int stress_caches(void)
+{
+	char line[1024], cname[512];
+	FILE *f = fopen("/proc/slabinfo", "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%511s", cname) == 1 && strstr(cname, ":w") &&
+		    strchr(cname, '('))
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+TEST_F_TIMEOUT(cg, concurrent_create_remove, 120)
+{
+	uint64_t k0, k1;
+	pid_t pids[STRESS_TASKS];
+	time_t end = time(NULL) + STRESS_SECS;
+	int i, status, fails = 0, left = STRESS_TASKS, seen = 0, n;
+
+	drop_caches(2);
+	k0 = cg_u64(self->cg, KUSAGE);
+	for (i = 0; i < STRESS_TASKS; i++) {
+		pids[i] = fork();
+		ASSERT_GE(pids[i], 0);
+		if (!pids[i])
+			stress_task(self->cg, i, end);
+	}
+	/* Watch the copies come and go while the tasks run. */
+	while (left) {
+		n = stress_caches();
+		seen = n > seen ? n : seen;
+		for (i = 0; i < STRESS_TASKS; i++) {
+			if (pids[i] && waitpid(pids[i], &status, WNOHANG) == pids[i]) {
+				if (!WIFEXITED(status) || WEXITSTATUS(status))
+					fails++;
+				pids[i] = 0;
+				left--;
+			}
+		}
+		usleep(200 * 1000);
+	}
+	EXPECT_EQ(0, fails);
+	EXPECT_GT(seen, 0);
+	drop_caches(2);
+	for (i = 0; i < 100 && stress_caches() > 0; i++)
+		usleep(100 * 1000);
+	TH_LOG("at most %d stress caches at once; %d left after %d tenths",
+	       seen, stress_caches(), i);
+	EXPECT_EQ(0, stress_caches());
+	for (i = 0; i < 100 && cg_u64(self->cg, KUSAGE) > k0 + 512 * 1024; i++)
+		usleep(100 * 1000);
+	k1 = cg_u64(self->cg, KUSAGE);
+	TH_LOG("parent kmem %llu before, %llu after (%d tenths waited)",
+	       (unsigned long long)k0, (unsigned long long)k1, i);
+	EXPECT_LE(k1, k0 + 512 * 1024);
+}
+
+TEST_HARNESS_MAIN
