@@ -76,6 +76,10 @@ static u64 kt_bench_ns;			/* duration of the last bench command */
 #define KT_HAS_NOACCOUNT 0
 #endif
 
+static void kt_ctor(void *obj)
+{
+}
+
 static int parse_flags(char *s, gfp_t *out)
 {
 	gfp_t gfp = 0;
@@ -374,7 +378,8 @@ static int run_cmd(char *buf)
 			cflags = SLAB_ACCOUNT;
 		else if (strcmp(argv[2], "0"))
 			return -EINVAL;
-		kt_cache = kmem_cache_create("kmem_test_cache", a, 0, cflags, NULL);
+		/* The constructor keeps the cache from merging with another. */
+		kt_cache = kmem_cache_create("kmem_test_cache", a, 0, cflags, kt_ctor);
 		return kt_cache ? 0 : -ENOMEM;
 	}
 	if (!strcmp(argv[0], "bench") && argc == 5) {

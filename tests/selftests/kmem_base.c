@@ -154,7 +154,7 @@ static int lookups_fn(void *arg)
  * Failed lookups in sysfs leave negative dentries that are charged to the
  * cgroup (the workload kmem_reclaim relies on to have reclaimable kmem).
  */
-TEST_F(cg, negative_sysfs_lookups_charged)
+TEST_F_TIMEOUT(cg, negative_sysfs_lookups_charged, 60)
 {
 	long dentry = slab_objsize("dentry");
 	uint64_t before = cg_u64(self->cg, "memory.kmem.usage_in_bytes"), after;
@@ -167,10 +167,15 @@ TEST_F(cg, negative_sysfs_lookups_charged)
 	TH_LOG("kmem %llu -> %llu for 20000 lookups", (unsigned long long)before,
 	       (unsigned long long)after);
 	ASSERT_GE(after - before, (uint64_t)20000 * dentry / 2);
-	/* They are reclaimable: dropping caches gives most of it back. */
+	/*
+	 * They are reclaimable: dropping caches gives most of it back, once
+	 * RCU has freed the dentries (and, with per-page accounting, their
+	 * slabs are empty).
+	 */
 	ASSERT_EQ(0, drop_caches(2));
-	ASSERT_LT(cg_u64(self->cg, "memory.kmem.usage_in_bytes") - before,
-		  (after - before) / 2);
+	ASSERT_LT(cg_wait_at_most(self->cg, "memory.kmem.usage_in_bytes",
+				  before + (after - before) / 2, 10),
+		  before + (after - before) / 2);
 }
 
 /* Mode 0: after rmdir the parent accounts the child's objects once. */
@@ -192,7 +197,7 @@ TEST_F_TIMEOUT(cg, rmdir_charges_move_to_parent, 60)
 	       (unsigned long long)k2, (unsigned long long)k3);
 	ASSERT_GT(k1 - k0, (uint64_t)files_cost(_metadata) / 2);
 	EXPECT_LE(k2 > k1 ? k2 - k1 : k1 - k2, 256 * 1024);
-	EXPECT_LE(k3 - k0, 256 * 1024);
+	EXPECT_LE(k3, k0 + 256 * 1024);
 	EXPECT_LE(cg_u64(self->cg, "memory.usage_in_bytes"), k1);
 }
 
