@@ -182,7 +182,8 @@ TEST_F(cg, child_caches_hold_the_objects)
 	usage = cg_u64(self->cg, KUSAGE);
 	TH_LOG("%d caches of %s hold %ld bytes of slab; kmem usage %llu", n,
 	       suffix, bytes, (unsigned long long)usage);
-	EXPECT_GE(usage, bytes);
+	/* (SLAB's periodic reaping may free a few empty slabs in between.) */
+	EXPECT_GE(usage + 64 * KMEM_PAGE, bytes);
 	EXPECT_LE(usage, bytes + KMEM_MIB);
 }
 
@@ -260,7 +261,8 @@ TEST_F(cg, first_atomic_allocation_deferred)
 	TH_LOG("kmem %llu -> %llu -> %llu, %s active %ld", (unsigned long long)before,
 	       (unsigned long long)mid, (unsigned long long)after, name, l.active);
 	EXPECT_LT(mid - before, KMEM_PAGE * 4);
-	EXPECT_EQ(64, l.active);
+	/* Objects in SLAB's per-cpu arrays count as active too. */
+	EXPECT_GE(l.active, 64);
 	EXPECT_GE(after - mid, KMEM_PAGE);
 }
 
