@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help branch refresh check check-host host-tests docs boot checkpatch clean bench mail bisect-build
+.PHONY: help branch refresh check check-host host-tests docs boot checkpatch clean bench mail bisect-build debug-slab debug-full debug-leak
 
 help:
 	@echo "make branch      export the series: tarball -> build/linux, branch memcg-kmem"
@@ -12,6 +12,9 @@ help:
 	@echo "make check-host  the same pipeline without the container (needs its packages)"
 	@echo "make host-tests  tests of the verdict scripts on canned logs (seconds)"
 	@echo "make bench       benchmark: base vs series, table in build/bench/table.txt"
+	@echo "make debug-full  the whole suite on the debug kernel (CI runs a subset)"
+	@echo "make debug-leak  the whole suite on the debug kernel with kmemleak (not in CI)"
+	@echo "make debug-slab  the suite on the debug kernel with DEBUG_SLAB instead of KASAN (not in CI)"
 	@echo "make refresh     write patches/ from the branch (after editing build/linux)"
 	@echo "make docs        build the Sphinx site into build/docs/html"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on patches/"
@@ -33,6 +36,18 @@ check-host:
 	ci/pipeline --no-container
 
 # The benchmark: base and series, TCG and -icount, 5 repetitions each.
+# The whole suite on the debug kernel (CI runs a subset; ci/kernels).
+debug-full:
+	KERNELS="$${KERNELS:-debug-full}" SKIP_DOCS=1 ci/pipeline
+
+# The debug kernel with kmemleak (ci/kernels: manual; see kmemleak.config).
+debug-leak:
+	KERNELS="$${KERNELS:-debug-leak}" SKIP_DOCS=1 ci/pipeline
+
+# The debug kernel with DEBUG_SLAB instead of KASAN (ci/kernels: manual).
+debug-slab:
+	KERNELS="$${KERNELS:-debug-slab}" SKIP_DOCS=1 ci/pipeline
+
 bench:
 	BENCH=$${BENCH:-5} KERNELS="$${KERNELS:-series base}" SKIP_DOCS=1 ci/pipeline
 

@@ -203,21 +203,6 @@ static int pipe_fn(void *arg)
 	return 0;
 }
 
-static uint64_t meminfo_slab(void)
-{
-	char line[256];
-	unsigned long long kb = 0;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Slab: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb * 1024;
-}
-
 static int memfiles_fn(void *arg)
 {
 	int err;

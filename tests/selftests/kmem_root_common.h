@@ -13,22 +13,6 @@
 
 #define KUSAGE "memory.kmem.usage_in_bytes"
 
-/* "Slab:" of /proc/meminfo, in bytes. */
-static inline uint64_t meminfo_slab(void)
-{
-	char line[256];
-	unsigned long long kb = 0;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Slab: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb * 1024;
-}
-
 /* N failed lookups in /sys by this task (in the root cgroup): dentries. */
 static inline int root_lookups(long n)
 {

@@ -305,7 +305,7 @@ uint64_t cg_wait_at_most(const char *cg, const char *file, uint64_t max, int sec
 	uint64_t v = cg_u64(cg, file);
 	int i;
 
-	for (i = 0; i < secs * 10 && (v == UINT64_MAX || v > max); i++) {
+	for (i = 0; i < secs * 10 * kmem_scale() && (v == UINT64_MAX || v > max); i++) {
 		usleep(100 * 1000);
 		v = cg_u64(cg, file);
 	}
@@ -326,4 +326,39 @@ int drop_caches(int what)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+uint64_t meminfo_slab(void)
+{
+	char line[256];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Slab: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+int kmem_scale(void)
+{
+	const char *s = getenv("KMEM_TIMEOUT_SCALE");
+	int n = s ? atoi(s) : 1;
+
+	return n > 0 ? n : 1;
+}
+
+/*
+ * The harness times each test out with alarm(2); linked with
+ * -Wl,--wrap=alarm, its timeouts scale with KMEM_TIMEOUT_SCALE too.
+ */
+unsigned int __real_alarm(unsigned int secs);
+unsigned int __wrap_alarm(unsigned int secs);
+
+unsigned int __wrap_alarm(unsigned int secs)
+{
+	return __real_alarm(secs * kmem_scale());
 }

@@ -74,5 +74,14 @@ uint64_t cg_wait_at_most(const char *cg, const char *file, uint64_t max, int sec
 
 /* Write 1..3 to /proc/sys/vm/drop_caches. */
 int drop_caches(int what);
+/*
+ * KMEM_TIMEOUT_SCALE (default 1; the guest sets it from kmem.timeout_scale=
+ * on slow kernels, ci/kernels): waits of the suite and the harness's
+ * per-test timeouts are multiplied by it.
+ */
+int kmem_scale(void);
+
+/* "Slab:" of /proc/meminfo, in bytes (0 if unreadable). */
+uint64_t meminfo_slab(void);
 
 #endif
