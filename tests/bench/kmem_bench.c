@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +85,12 @@ static int fast_fn(void *arg)
 	return 0;
 }
 
-static void fast_path(int rep)
+/*
+ * WHERE: "root" (root cgroup, no memcg created yet: the kmem static key is
+ * off on both kernels), "root-key" (root cgroup after a child memcg exists:
+ * the key is on) or "child" (in the child memcg).
+ */
+static void fast_path(int rep, const char *where)
 {
 	static const struct { const char *name, *cmd; } w[] = {
 		{ "kmalloc64-hot", "bench hot 1000000 64 KERNEL|ACCOUNT" },
@@ -92,17 +98,14 @@ static void fast_path(int rep)
 		{ "cache64-hot", "bench hot 1000000 0 KERNEL" },
 		{ "cache64-batch", "bench batch 1000000 0 KERNEL" },
 	};
+	bool child = !strcmp(where, "child");
 	unsigned int i;
-	int where;
 
 	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
-		for (where = 0; where < 2; where++) {
-			struct fast f = { w[i].name, w[i].cmd, rep,
-					  where ? "child" : "root" };
+		struct fast f = { w[i].name, w[i].cmd, rep, where };
 
-			if (run_in(where ? child_cg : NULL, fast_fn, &f))
-				printf("# %s %s failed\n", w[i].name, f.where);
-		}
+		if (run_in(child ? child_cg : NULL, fast_fn, &f))
+			printf("# %s %s failed\n", w[i].name, where);
 	}
 }
 
@@ -213,12 +216,12 @@ static int memfiles_fn(void *arg)
 /*
  * K cgroups each create 1000 files: the system's slab and the cgroups' kmem
  * usage, then after removing the cgroups and dropping caches (what dead
- * caches still hold), at once and 5 s later.
+ * caches still hold), at once, 5 s and 30 s later.
  */
 static void memory(int k, int rep)
 {
 	char parent[KMEM_PATH_MAX], cg[KMEM_PATH_MAX], dir[KMEM_PATH_MAX], name[32];
-	uint64_t slab0, slab1, slab2, slab3, kmem;
+	uint64_t slab0, slab1, slab2, slab3, slab4, kmem;
 	int i;
 
 	drop_caches(3);
@@ -259,10 +262,15 @@ static void memory(int k, int rep)
 	sleep(5);
 	drop_caches(3);
 	slab3 = meminfo_slab();
+	sleep(25);
+	drop_caches(3);
+	slab4 = meminfo_slab();
 	printf("BENCH slab-left-%dcg-0s all %d %lld bytes\n", k, rep,
 	       (long long)(slab2 - slab0));
 	printf("BENCH slab-left-%dcg-5s all %d %lld bytes\n", k, rep,
 	       (long long)(slab3 - slab0));
+	printf("BENCH slab-left-%dcg-30s all %d %lld bytes\n", k, rep,
+	       (long long)(slab4 - slab0));
 	fflush(stdout);
 }
 
@@ -276,10 +284,14 @@ int main(int argc, char **argv)
 		printf("# kmem_test module missing\n");
 		return 1;
 	}
+	/* Before any memcg exists: the cost of the feature when unused. */
+	for (rep = 1; rep <= reps; rep++)
+		fast_path(rep, "root");
 	if (cg_create_unique(child_cg, sizeof(child_cg), NULL, "bench"))
 		return 1;
 	for (rep = 1; rep <= reps; rep++) {
-		fast_path(rep);
+		fast_path(rep, "root-key");
+		fast_path(rep, "child");
 		cg_run(child_cg, files_fn, &rep);
 		cg_run(child_cg, lookups_fn, &rep);
 		cg_run(child_cg, fork_fn, &rep);
