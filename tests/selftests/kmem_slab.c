@@ -430,31 +430,10 @@ static void stress_task(const char *parent, int n, time_t end)
 	_exit(0);
 }
 
-/*
- * How many caches of the stress tasks' cgroups ("...:w<n>-<round>)") exist;
- * EMPTY: only those without an active object (which must not linger).
- */
-static int stress_caches_which(int empty)
-{
-	char line[1024], cname[512];
-	FILE *f = fopen("/proc/slabinfo", "r");
-	long active;
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%511s %ld", cname, &active) == 2 && strstr(cname, ":w") &&
-		    strchr(cname, '(') && (!empty || active == 0))
-			n++;
-	}
-	fclose(f);
-	return n;
-}
-
+/* The caches of the stress tasks' cgroups ("...:w<n>-<round>)"). */
 static int stress_caches(void)
 {
-	return stress_caches_which(0);
+	return slabinfo_copies(":w", 0, 0);
 }
 
 TEST_F_TIMEOUT(cg, concurrent_create_remove, 120)
@@ -499,17 +478,9 @@ TEST_F_TIMEOUT(cg, concurrent_create_remove, 120)
 		usleep(100 * 1000);
 	TH_LOG("at most %d stress caches at once; %d left after %d tenths",
 	       seen, stress_caches(), i);
-	if (stress_caches() > 0) {
-		char line[1024];
-		FILE *f = fopen("/proc/slabinfo", "r");
-
-		while (f && fgets(line, sizeof(line), f))
-			if (strstr(line, ":w") && strchr(line, '('))
-				TH_LOG("left: %s", line);
-		if (f)
-			fclose(f);
-	}
-	EXPECT_EQ(0, stress_caches_which(1));
+	if (stress_caches() > 0)
+		slabinfo_copies(":w", 0, 1);
+	EXPECT_EQ(0, slabinfo_copies(":w", 1, 0));
 	EXPECT_LE(stress_caches(), 4 * STRESS_TASKS);
 	for (i = 0; i < 100 && cg_u64(self->cg, KUSAGE) > k0 + 512 * 1024; i++)
 		usleep(100 * 1000);

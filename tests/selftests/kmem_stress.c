@@ -424,34 +424,9 @@ static void loader(int id, const char *parent, const char *ko)
 	_exit(sh->errs[id] ? 1 : 0);
 }
 
-/*
- * Lines of /proc/slabinfo whose name contains NEEDLE (and '('); EMPTY: only
- * those without an active object; SHOW: print them.
- */
-static int caches_which(const char *needle, int empty, int show)
-{
-	char line[1024], name[512];
-	FILE *f = fopen("/proc/slabinfo", "r");
-	long active;
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%511s %ld", name, &active) == 2 && strchr(name, '(') &&
-		    strstr(name, needle) && (!empty || !active)) {
-			n++;
-			if (show)
-				printf("#   left: %.100s\n", line);
-		}
-	}
-	fclose(f);
-	return n;
-}
-
 static int caches_with(const char *needle, int show)
 {
-	return caches_which(needle, 0, show);
+	return slabinfo_copies(needle, 0, show);
 }
 
 static struct shared *shared_map(void)
@@ -569,7 +544,7 @@ TEST_F_TIMEOUT(stress, mixed_load_with_churn, 600)
 	 */
 	for (i = 0; i < DEAD_SECS * 10 * kmem_scale(); i++) {
 		k1 = cg_u64(self->cg, KUSAGE);
-		if (!caches_which(needle, 1, 0) && k1 <= k0 + MIXED_SLACK)
+		if (!slabinfo_copies(needle, 1, 0) && k1 <= k0 + MIXED_SLACK)
 			break;
 		usleep(100 * 1000);
 		if (i % 50 == 49)
@@ -577,10 +552,10 @@ TEST_F_TIMEOUT(stress, mixed_load_with_churn, 600)
 	}
 	TH_LOG("after %d.%d s: slot copies %d empty, %d holding objects; parent kmem "
 	       "%llu before, peak %llu, %llu after", i / 10, i % 10,
-	       caches_which(needle, 1, 0), caches_with(needle, 0),
+	       slabinfo_copies(needle, 1, 0), caches_with(needle, 0),
 	       (unsigned long long)k0, (unsigned long long)peak, (unsigned long long)k1);
 	caches_with(needle, 1);
-	EXPECT_EQ(0, caches_which(needle, 1, 1));
+	EXPECT_EQ(0, slabinfo_copies(needle, 1, 1));
 	EXPECT_LE(k1, k0 + MIXED_SLACK);
 }
 

@@ -343,6 +343,27 @@ uint64_t meminfo_slab(void)
 	return kb * 1024;
 }
 
+int slabinfo_copies(const char *needle, int empty, int show)
+{
+	char line[1024], name[512];
+	FILE *f = fopen("/proc/slabinfo", "r");
+	long active;
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%511s %ld", name, &active) == 2 && strchr(name, '(') &&
+		    strstr(name, needle) && (!empty || !active)) {
+			n++;
+			if (show)
+				printf("#   left: %.100s\n", line);
+		}
+	}
+	fclose(f);
+	return n;
+}
+
 int kmem_scale(void)
 {
 	const char *s = getenv("KMEM_TIMEOUT_SCALE");

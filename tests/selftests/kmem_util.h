@@ -84,4 +84,11 @@ int kmem_scale(void);
 /* "Slab:" of /proc/meminfo, in bytes (0 if unreadable). */
 uint64_t meminfo_slab(void);
 
+/*
+ * How many per-cgroup caches ("name(id:cgroup)" lines of /proc/slabinfo)
+ * contain NEEDLE; EMPTY: only those without an active object; SHOW: print
+ * them as TAP comments.  -1 if /proc/slabinfo cannot be read.
+ */
+int slabinfo_copies(const char *needle, int empty, int show);
+
 #endif
