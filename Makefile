@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help branch refresh check check-host host-tests docs boot checkpatch clean bench mail bisect-build debug-slab debug-full debug-leak
+.PHONY: help branch refresh check check-host host-tests docs boot checkpatch clean bench mail bisect-build debug-full debug-leak
 
 help:
 	@echo "make branch      export the series: tarball -> build/linux, branch memcg-kmem"
@@ -13,8 +13,7 @@ help:
 	@echo "make host-tests  tests of the verdict scripts on canned logs (seconds)"
 	@echo "make bench       benchmark: base vs series, table in build/bench/table.txt"
 	@echo "make debug-full  the whole suite on the debug kernel (CI runs a subset)"
-	@echo "make debug-leak  the whole suite on the debug kernel with kmemleak (not in CI)"
-	@echo "make debug-slab  the suite on the debug kernel with DEBUG_SLAB instead of KASAN (not in CI)"
+	@echo "make debug-leak  only the DEBUG_SLAB + kmemleak kernel (series-leak), whole suite"
 	@echo "make refresh     write patches/ from the branch (after editing build/linux)"
 	@echo "make docs        build the Sphinx site into build/docs/html"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on patches/"
@@ -40,13 +39,9 @@ check-host:
 debug-full:
 	KERNELS="$${KERNELS:-debug-full}" SKIP_DOCS=1 ci/pipeline
 
-# The debug kernel with kmemleak (ci/kernels: manual; see kmemleak.config).
+# The DEBUG_SLAB + kmemleak kernel alone (CI boots it too; see kmemleak.config).
 debug-leak:
-	KERNELS="$${KERNELS:-debug-leak}" SKIP_DOCS=1 ci/pipeline
-
-# The debug kernel with DEBUG_SLAB instead of KASAN (ci/kernels: manual).
-debug-slab:
-	KERNELS="$${KERNELS:-debug-slab}" SKIP_DOCS=1 ci/pipeline
+	KERNELS="$${KERNELS:-series-leak}" SKIP_DOCS=1 ci/pipeline
 
 bench:
 	BENCH=$${BENCH:-5} KERNELS="$${KERNELS:-series base}" SKIP_DOCS=1 ci/pipeline
