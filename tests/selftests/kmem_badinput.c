@@ -164,21 +164,34 @@ TEST_F(cg, mode_file_refuses_bad_input)
 	EXPECT_EQ(0, fails);
 }
 
-/* memory.kmem.limit_in_bytes in mode 0: nothing can be set. */
-TEST_F(cg, limit_refused_in_mode0)
+/*
+ * memory.kmem.limit_in_bytes in mode 0 is 6.1's file: what 6.1's parser
+ * (page_counter_memparse()) takes is accepted and ignored, what it refuses
+ * is refused with EINVAL, and the limit never changes.
+ */
+static const char *const limit_6_1_accepts[] = {
+	"64M", "-1", "0", " ", "\n", "18446744073709551616", "16E",
+};
+
+static const char *const limit_6_1_refuses[] = {
+	"abc", "lots", "1.5G", "-2", "-1K", "1KB", "1 K", "0x", "max", "1Q", "+1M",
+};
+
+TEST_F(cg, limit_in_mode0_as_6_1)
 {
 	int fails = 0;
 	size_t i;
 
 	ASSERT_EQ(0, cg_u64(self->cg, MODE));
 	ASSERT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
-	/* Valid numbers: EINVAL (mode 0); the parser still answers first. */
-	fails += check_bad(_metadata, self->cg, KLIMIT, "64M", EINVAL, UNLIMITED);
-	fails += check_bad(_metadata, self->cg, KLIMIT, "-1", EINVAL, UNLIMITED);
-	fails += check_bad(_metadata, self->cg, KLIMIT, "0", EINVAL, UNLIMITED);
-	for (i = 0; i < ARRAY_SIZE(limit_bad); i++)
-		fails += check_bad(_metadata, self->cg, KLIMIT, limit_bad[i].in,
-				   limit_bad[i].err, UNLIMITED);
+	for (i = 0; i < ARRAY_SIZE(limit_6_1_accepts); i++)
+		fails += check_bad(_metadata, self->cg, KLIMIT, limit_6_1_accepts[i],
+				   0, UNLIMITED);
+	for (i = 0; i < ARRAY_SIZE(limit_6_1_refuses); i++)
+		fails += check_bad(_metadata, self->cg, KLIMIT, limit_6_1_refuses[i],
+				   EINVAL, UNLIMITED);
+	fails += check_bad(_metadata, self->cg, KLIMIT, repeat('1', LONG_BIG), E2BIG,
+			   UNLIMITED);
 	EXPECT_EQ(0, fails);
 }
 
@@ -233,11 +246,12 @@ TEST(root_refuses_every_write)
 	fails += check_bad(_metadata, root, MODE, "0", EINVAL, 0);
 	for (i = 0; i < ARRAY_SIZE(mode_bad); i++)
 		fails += check_bad(_metadata, root, MODE, mode_bad[i].in, mode_bad[i].err, 0);
+	/* The root is in mode 0: 6.1's parser, then EINVAL (no root limit). */
 	fails += check_bad(_metadata, root, KLIMIT, "64M", EINVAL, UNLIMITED);
 	fails += check_bad(_metadata, root, KLIMIT, "-1", EINVAL, UNLIMITED);
 	for (i = 0; i < ARRAY_SIZE(limit_bad); i++)
 		fails += check_bad(_metadata, root, KLIMIT, limit_bad[i].in,
-				   limit_bad[i].err, UNLIMITED);
+				   EINVAL, UNLIMITED);
 	EXPECT_EQ(-EINVAL, cg_write(root, "memory.force_empty", "0"));
 	fails += write_refused(root, "memory.kmem.slabinfo");
 	fails += write_refused(root, "memory.stat");
@@ -259,8 +273,10 @@ TEST_F(cg, removed_cgroup_files_answer_enodev)
 	char path[KMEM_PATH_MAX + 64], buf[64];
 	size_t i;
 
+	/* Mode 1 starts under the root: the child inherits it. */
+	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
 	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->cg, "doomed"));
-	ASSERT_EQ(0, cg_write(self->child, MODE, "1"));
+	ASSERT_EQ(1, cg_u64(self->child, MODE));
 	ASSERT_EQ(0, cg_write(self->child, KLIMIT, "16M"));
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		int wr = !strcmp(files[i], MODE) || !strcmp(files[i], KLIMIT) ||

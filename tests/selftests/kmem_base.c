@@ -201,4 +201,63 @@ TEST_F_TIMEOUT(cg, rmdir_charges_move_to_parent, 60)
 	EXPECT_LE(cg_u64(self->cg, "memory.usage_in_bytes"), k1);
 }
 
+/*
+ * User space written for 6.1 writes memory.kmem.limit_in_bytes and expects
+ * success: older container runtimes write 1, then -1, to turn kmem
+ * accounting "on".  6.1 accepts such writes and ignores them; in mode 0
+ * (the default) the series must do the same.
+ */
+TEST_F(cg, old_runtime_kmem_limit_writes)
+{
+	static const char *const writes[] = { "1", "-1", "64M", "0", "-1" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(writes); i++) {
+		EXPECT_EQ(0, cg_write(self->cg, "memory.kmem.limit_in_bytes", writes[i])) {
+			TH_LOG("writing \"%s\" failed", writes[i]);
+		}
+		EXPECT_EQ(9223372036854771712ULL,
+			  cg_u64(self->cg, "memory.kmem.limit_in_bytes"));
+	}
+	/* Garbage is refused as 6.1 refuses it. */
+	EXPECT_EQ(-EINVAL, cg_write(self->cg, "memory.kmem.limit_in_bytes", "lots"));
+}
+
+static int many_files_fn(void *arg)
+{
+	int err;
+
+	make_files(arg, 60000, &err);
+	return 0;
+}
+
+/*
+ * No configuration lets a cgroup's memory escape a limit an ancestor set: a
+ * child under a parent limited by memory.limit_in_bytes stays within it,
+ * whatever it writes to its own files (here: it asks for the independent
+ * kmem limit, which would take its kernel memory out of the memory
+ * counter).  60,000 empty files need about 60 MiB of dentries and inodes.
+ */
+TEST_F_TIMEOUT(cg, child_stays_within_parent_memory_limit, 120)
+{
+	const uint64_t limit = 16 * KMEM_MIB, slack = 2 * KMEM_MIB;
+	char child[KMEM_PATH_MAX];
+	uint64_t kmem, max_usage;
+	int ret, sig;
+
+	ASSERT_EQ(0, cg_write(self->cg, "memory.limit_in_bytes", "16M"));
+	ASSERT_EQ(0, cg_create(child, sizeof(child), self->cg, "child"));
+	ret = cg_write(child, "memory.kmem.independent_kmem_limit", "1");
+	TH_LOG("child's mode write: %s", ret ? strerror(-ret) : "accepted");
+	ret = cg_run_sig(child, many_files_fn, self->dir, &sig);
+	kmem = cg_u64(child, "memory.kmem.usage_in_bytes");
+	max_usage = cg_u64(self->cg, "memory.max_usage_in_bytes");
+	TH_LOG("files task: exit %d signal %d; child kmem %llu, parent max usage %llu",
+	       ret, sig, (unsigned long long)kmem, (unsigned long long)max_usage);
+	remove_tree(self->dir);
+	EXPECT_LE(max_usage, limit + slack);
+	EXPECT_LE(kmem, limit + slack);
+	cg_remove(child);
+}
+
 TEST_HARNESS_MAIN

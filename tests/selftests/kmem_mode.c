@@ -6,8 +6,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -154,11 +158,32 @@ TEST_F(cg, inherited_by_children)
 	EXPECT_EQ(1, cg_u64(self->child, MODE));
 }
 
-TEST_F(cg, mode0_limit_write_einval)
+/* Mode 0 is 6.1's ABI: limit writes are accepted and change nothing. */
+TEST_F(cg, mode0_limit_write_ignored)
 {
-	EXPECT_EQ(-EINVAL, cg_write(self->cg, KLIMIT, "16M"));
-	EXPECT_EQ(-EINVAL, cg_write(self->cg, KLIMIT, "-1"));
+	ASSERT_EQ(0, cg_u64(self->cg, MODE));
+	EXPECT_EQ(0, cg_write(self->cg, KLIMIT, "16M"));
 	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
+	EXPECT_EQ(0, cg_write(self->cg, KLIMIT, "-1"));
+	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
+	EXPECT_EQ(0, cg_u64(self->cg, MODE));
+}
+
+/*
+ * Mode 1 takes kernel memory out of the memory counter: under a mode-0
+ * parent, whose memory.limit_in_bytes would no longer hold it, a cgroup
+ * cannot switch to it.  Under the root, or a mode-1 parent, it can.
+ */
+TEST_F(cg, mode1_refused_under_mode0_parent)
+{
+	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->cg, "child"));
+	ASSERT_EQ(0, cg_u64(self->cg, MODE));
+	EXPECT_EQ(-EINVAL, cg_write(self->child, MODE, "1"));
+	EXPECT_EQ(0, cg_u64(self->child, MODE));
+	/* The parent itself, a child of the root, may. */
+	ASSERT_EQ(0, cg_remove(self->child));
+	self->child[0] = '\0';
+	EXPECT_EQ(0, cg_write(self->cg, MODE, "1"));
 }
 
 TEST_F(cg, mode1_limit_settable)
@@ -221,6 +246,68 @@ TEST_F_TIMEOUT(cg, mode1_limit_enforced, 60)
 	remove_tree(self->dir);
 	EXPECT_LT(cg_wait_at_most(self->cg, KUSAGE, limit / 4, 10), limit / 2);
 	EXPECT_EQ(0, cg_run(self->cg, nothing_fn, NULL));
+}
+
+/*
+ * Touch one byte every 2 MiB of an 8 GiB mapping: each touch needs a new
+ * page table page (kernel memory, charged to the kmem counter in mode 1).
+ */
+static int pgtables_fn(void *arg)
+{
+	const size_t len = 8UL << 30, step = 2UL << 20;
+	size_t off;
+	char *p;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return 2;
+	for (off = 0; off < len; off += step)
+		p[off] = 1;
+	return 0;
+}
+
+/*
+ * A page fault that cannot charge its page tables at the kmem limit must
+ * not spin: without an OOM kill behind the limit, VM_FAULT_OOM is retried
+ * forever.  The memcg OOM killer ends the task instead.
+ */
+TEST_F_TIMEOUT(cg, mode1_fault_at_limit_does_not_spin, 120)
+{
+	int status = 0, waited_ms = 0, limit_ms = 30000 * kmem_scale();
+	char pid_s[32];
+	pid_t pid;
+
+	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "2M"));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		snprintf(pid_s, sizeof(pid_s), "%d", getpid());
+		if (cg_write(self->cg, "cgroup.procs", pid_s))
+			_exit(125);
+		_exit(pgtables_fn(NULL));
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0 && waited_ms < limit_ms) {
+		usleep(100 * 1000);
+		waited_ms += 100;
+	}
+	if (waited_ms >= limit_ms) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		TH_LOG("the task still ran after %d ms at the kmem limit: it spins", waited_ms);
+	}
+	TH_LOG("after %d ms: %s %d; kmem usage %llu, failcnt %llu", waited_ms,
+	       WIFSIGNALED(status) ? "signal" : "exit",
+	       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+	       (unsigned long long)cg_u64(self->cg, KUSAGE),
+	       (unsigned long long)cg_u64(self->cg, "memory.kmem.failcnt"));
+	EXPECT_LT(waited_ms, limit_ms);
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	EXPECT_GT(cg_u64(self->cg, "memory.kmem.failcnt"), 0);
+	/* A task being killed may charge past the limit on its way out. */
+	EXPECT_LE(cg_u64(self->cg, "memory.kmem.max_usage_in_bytes"),
+		  2 * KMEM_MIB + 256 * 1024);
 }
 
 /* A child's kernel memory is limited by its parent's kmem limit. */

@@ -8,6 +8,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -170,6 +174,101 @@ TEST_F(cg, multipage_reclaims_noretry_fails)
 	       (unsigned long long)cg_u64(self->cg, KUSAGE), (unsigned long long)limit);
 	EXPECT_LE(cg_u64(self->cg, KUSAGE), limit);
 	ASSERT_EQ(0, kt_cmd("free"));
+}
+
+/* mkdir + rmdir of cgroups elsewhere in the tree; the worst pair, in ms. */
+struct churn {
+	volatile int stop;
+	long pairs;
+	double worst_ms;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void *churn_fn(void *arg)
+{
+	struct churn *c = arg;
+	char cg[KMEM_PATH_MAX];
+	double t;
+
+	while (!c->stop) {
+		t = now_ms();
+		if (cg_create_unique(cg, sizeof(cg), NULL, "bystander") || cg_remove(cg))
+			break;
+		t = now_ms() - t;
+		if (t > c->worst_ms)
+			c->worst_ms = t;
+		c->pairs++;
+	}
+	return NULL;
+}
+
+/* Negative dentries in /sys, for SECS seconds, from a task in CG. */
+static pid_t lookups_for(const char *cg, const char *prefix, double secs)
+{
+	char path[256], pid_s[32];
+	struct stat st;
+	double end;
+	pid_t pid;
+	long i;
+
+	pid = fork();
+	if (pid)
+		return pid;
+	snprintf(pid_s, sizeof(pid_s), "%d", getpid());
+	if (cg_write(cg, "cgroup.procs", pid_s))
+		_exit(125);
+	end = now_ms() + secs * 1000;
+	for (i = 0; now_ms() < end; i++) {
+		snprintf(path, sizeof(path), "/sys/kernel/%s-t%ld", prefix, i);
+		stat(path, &st);
+	}
+	_exit(0);
+}
+
+/*
+ * A limit write below what tmpfs files pin cannot succeed, but while a
+ * task keeps making reclaimable kernel memory (negative dentries) in the
+ * cgroup, each round of its reclaim frees something, so it goes on (as
+ * memory.limit_in_bytes does) until that task stops; then it fails with
+ * EBUSY.  Meanwhile mkdir and rmdir of unrelated cgroups must go on: the
+ * reclaim must not run under a mutex that cgroup creation waits for
+ * (memcg_kmem_mode_mutex is taken under cgroup_mutex).  The bound is
+ * generous; the worst latency is printed.
+ */
+TEST_F_TIMEOUT(cg, limit_writes_do_not_stall_mkdir, 180)
+{
+	const double bound_ms = 1000.0 * kmem_scale();
+	struct churn c = { 0 };
+	int ret, status;
+	pthread_t th;
+	double t;
+	pid_t pid;
+
+	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_GT(cg_u64(self->cg, KUSAGE), KMEM_MIB);
+	pid = lookups_for(self->cg, self->prefix, 4.0 * kmem_scale());
+	ASSERT_GE(pid, 0);
+	ASSERT_EQ(0, pthread_create(&th, NULL, churn_fn, &c));
+	usleep(200 * 1000);
+	t = now_ms();
+	ret = cg_write(self->cg, KLIMIT, "512K");
+	t = now_ms() - t;
+	waitpid(pid, &status, 0);
+	usleep(200 * 1000);
+	c.stop = 1;
+	pthread_join(th, NULL);
+	TH_LOG("limit write: %s after %.1f ms; %ld mkdir/rmdir pairs meanwhile, worst %.1f ms (bound %.0f ms)",
+	       ret ? strerror(-ret) : "success", t, c.pairs, c.worst_ms, bound_ms);
+	EXPECT_EQ(-EBUSY, ret);
+	EXPECT_GT(c.pairs, 0);
+	EXPECT_LT(c.worst_ms, bound_ms);
 }
 
 TEST_HARNESS_MAIN

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -134,6 +135,42 @@ TEST_F(cg, root_lists_unowned_caches)
 	EXPECT_EQ(0, find_line(buf, "dentry", &a, &n, &o));
 	EXPECT_EQ(0, find_line(buf, "kmalloc-64", &a, &n, &o));
 	EXPECT_EQ(NULL, strstr(buf, strrchr(self->cg, '/') + 1));
+}
+
+/* Open CG's memory.kmem.slabinfo as user "nobody": 0 or -errno. */
+static int open_as_nobody(const char *cg)
+{
+	char path[KMEM_PATH_MAX + 32];
+	int status, fd;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/memory.kmem.slabinfo", cg ? cg : memcg_mount());
+	pid = fork();
+	if (pid < 0)
+		return -EAGAIN;
+	if (!pid) {
+		/* A uid other than 0 drops every capability. */
+		if (setgid(65534) || setuid(65534))
+			_exit(250);
+		fd = open(path, O_RDONLY);
+		_exit(fd < 0 ? errno : 0);
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) == 250)
+		return -EAGAIN;
+	return -WEXITSTATUS(status);
+}
+
+/*
+ * The root's file lists every cache of the system, which /proc/slabinfo
+ * keeps to root (mode 0400): so does this one.  A cgroup's own file shows
+ * that cgroup's caches to whoever may read its other files.
+ */
+TEST_F(cg, root_file_private_as_proc_slabinfo)
+{
+	EXPECT_EQ(-EACCES, open_as_nobody(NULL));
+	EXPECT_EQ(0, open_as_nobody(self->cg));
+	EXPECT_GT(cg_read(NULL, "memory.kmem.slabinfo", buf, sizeof(buf)), 0);
 }
 
 TEST_HARNESS_MAIN
