@@ -45,6 +45,8 @@
 #include <linux/string.h>
 #include <linux/ktime.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/memcontrol.h>
 
 #define CTL_MAX 256
 #define MAX_COUNT (1 << 20)
@@ -235,21 +237,32 @@ struct atomic_req {
 	size_t size;
 	void **ptrs;
 	unsigned long got;
+	/* atomic_remote: charge the writer's cgroup from the timer */
+	struct mem_cgroup *memcg;
 };
 
 static void atomic_fn(struct timer_list *t)
 {
 	struct atomic_req *r = from_timer(r, t, timer);
+	gfp_t gfp = GFP_ATOMIC | __GFP_NOWARN;
+	struct mem_cgroup *old = NULL;
 
+	/* Remote charging from interrupt context, as 6.1 allows it. */
+	if (r->memcg) {
+		old = set_active_memcg(r->memcg);
+		gfp |= __GFP_ACCOUNT;
+	}
 	for (r->got = 0; r->got < r->count; r->got++) {
-		r->ptrs[r->got] = kmalloc(r->size, GFP_ATOMIC | __GFP_NOWARN);
+		r->ptrs[r->got] = kmalloc(r->size, gfp);
 		if (!r->ptrs[r->got])
 			break;
 	}
+	if (r->memcg)
+		set_active_memcg(old);
 	complete(&r->done);
 }
 
-static int do_atomic(unsigned long count, size_t size)
+static int do_atomic(unsigned long count, size_t size, bool remote)
 {
 	struct atomic_req r = { .count = count, .size = size };
 	unsigned long i;
@@ -260,12 +273,15 @@ static int do_atomic(unsigned long count, size_t size)
 	r.ptrs = kcalloc(count, sizeof(void *), KT_INTERNAL_GFP);
 	if (!r.ptrs)
 		return -ENOMEM;
+	if (remote)
+		r.memcg = get_mem_cgroup_from_mm(current->mm);
 	init_completion(&r.done);
 	timer_setup_on_stack(&r.timer, atomic_fn, 0);
 	mod_timer(&r.timer, jiffies + 1);
 	wait_for_completion(&r.done);
 	del_timer_sync(&r.timer);
 	destroy_timer_on_stack(&r.timer);
+	mem_cgroup_put(r.memcg);
 	for (i = 0; i < r.got; i++) {
 		if (!ret)
 			ret = hold(r.ptrs[i], NULL, 0, false);
@@ -390,10 +406,10 @@ static int run_cmd(char *buf)
 		ret = parse_flags(argv[4], &gfp);
 		return ret ? ret : do_bench(!strcmp(argv[1], "batch"), count, a, gfp);
 	}
-	if (!strcmp(argv[0], "atomic") && argc == 3) {
+	if ((!strcmp(argv[0], "atomic") || !strcmp(argv[0], "atomic_remote")) && argc == 3) {
 		if (kstrtoul(argv[1], 0, &count) || kstrtoul(argv[2], 0, &a))
 			return -EINVAL;
-		return do_atomic(count, a);
+		return do_atomic(count, a, !strcmp(argv[0], "atomic_remote"));
 	}
 
 	if (argc < 3 || kstrtoul(argv[1], 0, &count) || count > MAX_COUNT)

@@ -116,11 +116,11 @@ static long uninject(void)
 	return left < 0 ? -1 : TIMES - left;
 }
 
-/* Lines of /proc/slabinfo that start with NAME. */
+/* Lines of the list of copies that start with NAME. */
 static int lines_of(const char *name)
 {
 	char line[1024];
-	FILE *f = fopen("/proc/slabinfo", "r");
+	FILE *f = slabinfo_open_copies();
 	int n = 0;
 
 	if (!f)

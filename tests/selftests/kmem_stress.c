@@ -79,6 +79,7 @@ struct shared {
 	volatile int stop;
 	long ops[NR_OPS];
 	long created, removed, loads, unloads, load_fails;
+	volatile int made;	/* copy_storm: cgroups made so far */
 	long errs[WORKERS + 2];
 	char why[WORKERS + 2][128];
 };
@@ -464,6 +465,172 @@ FIXTURE_TEARDOWN(stress)
 	remove_tree(self->tmp);
 	cg_remove(self->cg);
 	munmap(sh, sizeof(*sh));
+}
+
+#define STORM 500
+#define STORM_ROUNDS 3
+
+static void storm_path(char *out, size_t len, const char *parent, int k)
+{
+	snprintf(out, len, "%s/sm%dx%d", parent, (int)getpgrp(), k);
+}
+
+/* A task in a fresh cgroup touches a few caches (copies to create). */
+static int storm_touch(void *arg)
+{
+	char path[KMEM_PATH_MAX + 32];
+	struct stat st;
+	int fd, p[2];
+
+	snprintf(path, sizeof(path), "%s/f%d", (const char *)arg, getpid());
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	if (!pipe(p)) {
+		close(p[0]);
+		close(p[1]);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "/sys/kernel/sm-nx-%d", getpid());
+	stat(path, &st);
+	return 0;
+}
+
+/*
+ * Writes dentry's own tunables back to /proc/slabinfo, again and again: on
+ * SLAB each write tunes the cache and every copy under slab_mutex (a long
+ * hold with hundreds of copies, during which copy creations queue up).
+ * Errors are ignored (SLUB refuses the write).
+ */
+static void storm_tuner(void)
+{
+	long limit, batch, shared;
+	char line[1024], cmd[128];
+	FILE *f;
+	int fd;
+
+	while (!sh->stop) {
+		f = fopen("/proc/slabinfo", "r");
+		cmd[0] = '\0';
+		while (f && fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "dentry %*d %*d %*d %*d %*d : tunables %ld %ld %ld",
+				   &limit, &batch, &shared) == 3) {
+				snprintf(cmd, sizeof(cmd), "dentry %ld %ld %ld\n", limit, batch, shared);
+				break;
+			}
+		}
+		if (f)
+			fclose(f);
+		fd = open("/proc/slabinfo", O_WRONLY);
+		if (fd >= 0 && cmd[0] && write(fd, cmd, strlen(cmd)) < 0)
+			usleep(10 * 1000);
+		if (fd >= 0)
+			close(fd);
+		usleep(20 * 1000);
+	}
+	_exit(0);
+}
+
+/* Loads kmem_churn from inside a storm cgroup, unloads it, again. */
+static void storm_loader(int id, const char *parent, const char *ko)
+{
+	char cg[SLOT_MAX];
+	unsigned int seed = getpid();
+	int r;
+
+	while (!sh->stop) {
+		if (!sh->made) {
+			usleep(10 * 1000);
+			continue;
+		}
+		storm_path(cg, sizeof(cg), parent, rand_r(&seed) % sh->made);
+		r = load_in(cg, ko);
+		if (r == 0) {
+			__atomic_add_fetch(&sh->loads, 1, __ATOMIC_RELAXED);
+			if (unload())
+				failed(id, "delete_module");
+			else
+				__atomic_add_fetch(&sh->unloads, 1, __ATOMIC_RELAXED);
+		} else if (r != 2) {
+			__atomic_add_fetch(&sh->load_fails, 1, __ATOMIC_RELAXED);
+			failed(id, "finit_module");
+			unload();
+		}
+	}
+	_exit(sh->errs[id] ? 1 : 0);
+}
+
+/*
+ * A storm of copies, STORM_ROUNDS times: STORM new cgroups, a short task in
+ * each touching a few caches (thousands of copy creations queued on the
+ * workqueue), then all of them removed at once (thousands of destructions
+ * queued), while kmem_churn is loaded from inside those cgroups and
+ * unloaded again and again (the destruction of its cache kills and empties
+ * its copies under slab_mutex) and dentry's tunables are written back
+ * again and again (slab_mutex held across every copy, creations piling up
+ * meanwhile, past the workqueue's max_active of 256 per CPU).  Nothing may
+ * wait under slab_mutex for a work item, which would sit behind items
+ * blocked on slab_mutex: the hang a fresh machine found (reproduced on the
+ * old series by this test: the unloading task in __flush_work() from
+ * memcg_kmem_cache_destroy_children(), 512 kworkers blocked).  A hang is
+ * reported by the hung-task detector (every blocked task's stack in
+ * console.log), which ends the boot.
+ */
+TEST_F_TIMEOUT(stress, copy_storm_with_module_unloads, 600)
+{
+	char ko[KMEM_PATH_MAX], cg[SLOT_MAX], needle[64];
+	time_t start = time(NULL);
+	/* Fewer cgroups on a slow (debug) kernel, the same rounds. */
+	int storm = STORM / kmem_scale() > 50 ? STORM / kmem_scale() : 50;
+	int i, r, status, copies = 0;
+	pid_t pid, tuner;
+
+	ASSERT_EQ(0, churn_module(ko, sizeof(ko))) TH_LOG("no kmem_churn.ko next to the tests");
+	ASSERT_EQ(0, unload());
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		storm_loader(0, self->cg, ko);
+	tuner = fork();
+	ASSERT_GE(tuner, 0);
+	if (!tuner)
+		storm_tuner();
+	snprintf(needle, sizeof(needle), ":sm%dx", (int)getpgrp());
+	for (r = 0; r < STORM_ROUNDS; r++) {
+		for (i = 0; i < storm; i++) {
+			storm_path(cg, sizeof(cg), self->cg, i);
+			ASSERT_EQ(0, mkdir(cg, 0755)) TH_LOG("mkdir %s: %s", cg, strerror(errno));
+			sh->made = i + 1;
+			ASSERT_EQ(0, cg_run(cg, storm_touch, self->tmp));
+		}
+		i = caches_with(needle, 0);
+		copies = i > copies ? i : copies;
+		/*
+		 * Then remove them all at once, the loader still going: each
+		 * removal kills its copies, whose destructions queue up.
+		 */
+		for (i = storm - 1; i >= 0; i--) {
+			storm_path(cg, sizeof(cg), self->cg, i);
+			sh->made = i;
+			EXPECT_EQ(0, cg_remove(cg));
+		}
+	}
+	usleep(2000 * 1000);
+	sh->stop = 1;
+	ASSERT_EQ(tuner, waitpid(tuner, NULL, 0));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	TH_LOG("%d x %d cgroups in %d s, at most %d of their copies listed; kmem_churn %ld loads, "
+	       "%ld unloads, %ld failed loads; loader status %#x, %ld errors, last: %s",
+	       STORM_ROUNDS, storm, (int)(time(NULL) - start), copies, sh->loads, sh->unloads,
+	       sh->load_fails, status, sh->errs[0], sh->why[0]);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_GT(sh->loads, 0);
+	EXPECT_EQ(sh->loads, sh->unloads);
+	EXPECT_EQ(0, unload());
+	EXPECT_EQ(0, caches_with("kmem_churn", 1));
 }
 
 TEST_F_TIMEOUT(stress, mixed_load_with_churn, 600)

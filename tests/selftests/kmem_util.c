@@ -343,10 +343,22 @@ uint64_t meminfo_slab(void)
 	return kb * 1024;
 }
 
+/*
+ * Where the per-cgroup copies are listed, one /proc/slabinfo-format line
+ * each: debugfs memcg_slabinfo on the series (/proc/slabinfo folds the
+ * copies into their original cache's line), else /proc/slabinfo.
+ */
+FILE *slabinfo_open_copies(void)
+{
+	FILE *f = fopen("/sys/kernel/debug/memcg_slabinfo", "r");
+
+	return f ? f : fopen("/proc/slabinfo", "r");
+}
+
 int slabinfo_copies(const char *needle, int empty, int show)
 {
 	char line[1024], name[512];
-	FILE *f = fopen("/proc/slabinfo", "r");
+	FILE *f = slabinfo_open_copies();
 	long active;
 	int n = 0;
 

@@ -89,6 +89,8 @@ uint64_t meminfo_slab(void);
  * contain NEEDLE; EMPTY: only those without an active object; SHOW: print
  * them as TAP comments.  -1 if /proc/slabinfo cannot be read.
  */
+#include <stdio.h>
+FILE *slabinfo_open_copies(void);
 int slabinfo_copies(const char *needle, int empty, int show);
 
 #endif
