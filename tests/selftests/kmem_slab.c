@@ -493,6 +493,61 @@ TEST_F_TIMEOUT(cg, concurrent_create_remove, 120)
 	EXPECT_LE(k1, k0 + 512 * 1024);
 }
 
+/* Active objects of the kmalloc-* copies of cgroup CG (list of copies). */
+static long kmalloc_copies_active(const char *cg)
+{
+	char line[1024], cname[512], suffix[300];
+	long active, total = 0;
+	size_t sl, cl;
+	FILE *f = slabinfo_open_copies();
+
+	cg_suffix(cg, suffix, sizeof(suffix));
+	sl = strlen(suffix);
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%511s %ld", cname, &active) != 2 ||
+		    strncmp(cname, "kmalloc-", 8))
+			continue;
+		cl = strlen(cname);
+		if (cl > sl && !strcmp(cname + cl - sl, suffix))
+			total += active;
+	}
+	fclose(f);
+	return total;
+}
+
+/*
+ * The freelist of a slab of a cache with large objects and a constructor
+ * is kmalloc'ed apart (SLAB's OFF_SLAB).  It belongs to the slab, not to
+ * the task whose allocation grew the cache: slabs of the original cache
+ * grown by a task in the cgroup (__GFP_NOACCOUNT allocations) must not put
+ * their freelists in the cgroup's kmalloc copies (charged to it, and
+ * pinning them after the cgroup is gone).  1024-byte objects: four a page,
+ * a 4-byte freelist each slab, in kmalloc-32 (on-slab where a debug layout
+ * leaves room, and then nothing to see).
+ */
+TEST_F(cg, offslab_freelist_not_charged)
+{
+	char name[512];
+	struct slabline l;
+	long a0, a1;
+
+	ASSERT_TRUE(kt_present());
+	ASSERT_EQ(0, kt_cmd("cache_create 1024 0"));
+	ASSERT_EQ(0, slab_line("kmem_test_cache", &l));
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "kmalloc 8 32 KERNEL"));
+	child_name(name, sizeof(name), "kmalloc-32", self->cg);
+	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
+	a0 = kmalloc_copies_active(self->cg);
+	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 400 KERNEL|NOACCOUNT"));
+	a1 = kmalloc_copies_active(self->cg);
+	TH_LOG("kmem_test_cache: %ld objects per slab of %ld pages; the cgroup's kmalloc copies: "
+	       "%ld -> %ld active objects for 100 slabs grown", l.objperslab, l.pagesperslab,
+	       a0, a1);
+	EXPECT_LT(a1 - a0, 20);
+}
+
 #define MANY 1000
 
 /* Lines of /proc/slabinfo. */
