@@ -24,6 +24,13 @@ note() {
 }
 
 # Wall time of each stage, printed as it ends and again at the end.
+#
+# The stage's command runs as a job of its own: called as "$@" || rc=$?,
+# bash would ignore set -e inside it (it does so for everything on the
+# left of ||), so a failing make in the middle of a stage function would
+# go unnoticed and the function's last command would decide.  In a job,
+# set -e holds and the first failing command ends the stage.  A stage
+# function therefore sets no variable its caller needs.
 STAGE_LOG=${STAGE_LOG:-$BUILD_DIR/stage-times}
 stage() {
 	local name=$1 start end rc
@@ -31,7 +38,8 @@ stage() {
 	printf '==> %s\n' "$name" >&2
 	start=$(date +%s)
 	rc=0
-	"$@" || rc=$?
+	"$@" &
+	wait $! || rc=$?
 	end=$(date +%s)
 	mkdir -p "$(dirname "$STAGE_LOG")"
 	printf '%-28s %5ss%s\n' "$name" "$((end - start))" "$([ $rc = 0 ] || echo "  (failed, exit $rc)")" | tee -a "$STAGE_LOG" >&2
