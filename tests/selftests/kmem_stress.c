@@ -469,6 +469,7 @@ FIXTURE_TEARDOWN(stress)
 
 #define STORM 500
 #define STORM_ROUNDS 3
+#define STORM_SECS 40
 
 static void storm_path(char *out, size_t len, const char *parent, int k)
 {
@@ -529,7 +530,7 @@ static void storm_tuner(void)
 			usleep(10 * 1000);
 		if (fd >= 0)
 			close(fd);
-		usleep(20 * 1000);
+		usleep(500 * 1000);
 	}
 	_exit(0);
 }
@@ -564,7 +565,8 @@ static void storm_loader(int id, const char *parent, const char *ko)
 }
 
 /*
- * A storm of copies, STORM_ROUNDS times: STORM new cgroups, a short task in
+ * A storm of copies, in rounds (up to STORM_ROUNDS, none started after
+ * STORM_SECS): STORM new cgroups, a short task in
  * each touching a few caches (thousands of copy creations queued on the
  * workqueue), then all of them removed at once (thousands of destructions
  * queued), while kmem_churn is loaded from inside those cgroups and
@@ -599,7 +601,8 @@ TEST_F_TIMEOUT(stress, copy_storm_with_module_unloads, 600)
 	if (!tuner)
 		storm_tuner();
 	snprintf(needle, sizeof(needle), ":sm%dx", (int)getpgrp());
-	for (r = 0; r < STORM_ROUNDS; r++) {
+	/* Rounds until STORM_SECS have passed, at least one. */
+	for (r = 0; r < STORM_ROUNDS && (!r || time(NULL) - start < STORM_SECS * kmem_scale()); r++) {
 		for (i = 0; i < storm; i++) {
 			storm_path(cg, sizeof(cg), self->cg, i);
 			ASSERT_EQ(0, mkdir(cg, 0755)) TH_LOG("mkdir %s: %s", cg, strerror(errno));
@@ -622,9 +625,9 @@ TEST_F_TIMEOUT(stress, copy_storm_with_module_unloads, 600)
 	sh->stop = 1;
 	ASSERT_EQ(tuner, waitpid(tuner, NULL, 0));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	TH_LOG("%d x %d cgroups in %d s, at most %d of their copies listed; kmem_churn %ld loads, "
+	TH_LOG("%d rounds of %d cgroups in %d s, at most %d of their copies listed; kmem_churn %ld loads, "
 	       "%ld unloads, %ld failed loads; loader status %#x, %ld errors, last: %s",
-	       STORM_ROUNDS, storm, (int)(time(NULL) - start), copies, sh->loads, sh->unloads,
+	       r, storm, (int)(time(NULL) - start), copies, sh->loads, sh->unloads,
 	       sh->load_fails, status, sh->errs[0], sh->why[0]);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	EXPECT_GT(sh->loads, 0);
