@@ -576,8 +576,9 @@ static void storm_loader(int id, const char *parent, const char *ko)
  * meanwhile, past the workqueue's max_active of 256 per CPU).  Nothing may
  * wait under slab_mutex for a work item, which would sit behind items
  * blocked on slab_mutex: the hang a fresh machine found (reproduced on the
- * old series by this test: the unloading task in __flush_work() from
- * memcg_kmem_cache_destroy_children(), 512 kworkers blocked).  A hang is
+ * old series by this test in three boots of three: the unloading task in
+ * __flush_work() from memcg_kmem_cache_destroy_children(), over 500
+ * kworkers blocked).  A hang is
  * reported by the hung-task detector (every blocked task's stack in
  * console.log), which ends the boot.
  */
@@ -602,7 +603,8 @@ TEST_F_TIMEOUT(stress, copy_storm_with_module_unloads, 600)
 		storm_tuner();
 	snprintf(needle, sizeof(needle), ":sm%dx", (int)getpgrp());
 	/* Rounds until STORM_SECS have passed, at least one. */
-	for (r = 0; r < STORM_ROUNDS && (!r || time(NULL) - start < STORM_SECS * kmem_scale()); r++) {
+	for (r = 0; r < STORM_ROUNDS &&
+	     (!r || time(NULL) - start < STORM_SECS * kmem_scale()); r++) {
 		for (i = 0; i < storm; i++) {
 			storm_path(cg, sizeof(cg), self->cg, i);
 			ASSERT_EQ(0, mkdir(cg, 0755)) TH_LOG("mkdir %s: %s", cg, strerror(errno));
