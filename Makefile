@@ -11,7 +11,7 @@ help:
 	@echo "make check       the whole test pipeline in the container (what CI runs)"
 	@echo "make check-host  the same pipeline without the container (needs its packages)"
 	@echo "make host-tests  tests of the verdict scripts on canned logs (seconds)"
-	@echo "make bench       benchmark: base vs series, table in build/bench/table.txt"
+	@echo "make bench       benchmark: base vs series, and the two designs; build/bench/table.txt"
 	@echo "make debug-full  the whole suite on the debug kernel (CI runs a subset)"
 	@echo "make debug-leak  only the DEBUG_SLAB + kmemleak kernel (series-leak), whole suite"
 	@echo "make refresh     write patches/ from the branch (after editing build/linux)"
@@ -34,7 +34,6 @@ check:
 check-host:
 	ci/pipeline --no-container
 
-# The benchmark: base and series, TCG and -icount, 5 repetitions each.
 # The whole suite on the debug kernel (CI runs a subset; ci/kernels).
 debug-full:
 	KERNELS="$${KERNELS:-debug-full}" SKIP_DOCS=1 ci/pipeline
@@ -43,8 +42,10 @@ debug-full:
 debug-leak:
 	KERNELS="$${KERNELS:-series-leak}" SKIP_DOCS=1 ci/pipeline
 
+# The benchmark: base, the series with the 2012 design and the same kernel
+# with the default design (series-objects), TCG and -icount, 5 repetitions each.
 bench:
-	BENCH=$${BENCH:-5} KERNELS="$${KERNELS:-series base}" SKIP_DOCS=1 ci/pipeline
+	BENCH=$${BENCH:-5} KERNELS="$${KERNELS:-series base series-objects}" SKIP_DOCS=1 ci/pipeline
 
 host-tests:
 	@out=$$(tests/host/run); echo "$$out"; ! grep -q '^not ok' <<<"$$out"
