@@ -4,13 +4,14 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help branch refresh check check-host host-tests docs boot checkpatch clean bench mail bisect-build debug-full debug-leak
+.PHONY: help branch refresh check check-host host-tests lint docs boot checkpatch clean bench mail bisect-build debug-full debug-leak
 
 help:
 	@echo "make branch      export the series: tarball -> build/linux, branch memcg-kmem"
 	@echo "make check       the whole test pipeline in the container (what CI runs)"
 	@echo "make check-host  the same pipeline without the container (needs its packages)"
 	@echo "make host-tests  tests of the verdict scripts on canned logs (seconds)"
+	@echo "make lint        shellcheck on every script; names in the docs exist (make check runs both)"
 	@echo "make bench       benchmark: base vs series, and the two designs; build/bench/table.txt"
 	@echo "make debug-full  the whole suite on the debug kernel (CI runs a subset)"
 	@echo "make debug-leak  only the DEBUG_SLAB + kmemleak kernel (series-leak), whole suite"
@@ -46,6 +47,12 @@ debug-leak:
 # with the default design (series-objects), TCG and -icount, 5 repetitions each.
 bench:
 	BENCH=$${BENCH:-5} KERNELS="$${KERNELS:-series base series-objects}" SKIP_DOCS=1 ci/pipeline
+
+# shellcheck on every script, and every make target and path the docs name
+# exists (make check runs both).
+lint:
+	ci/lint
+	ci/docs-names
 
 host-tests:
 	@out=$$(tests/host/run); echo "$$out"; ! grep -q '^not ok' <<<"$$out"

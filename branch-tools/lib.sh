@@ -99,9 +99,12 @@ tree_has_unsaved_work() {
 		echo "a rebase or am is in progress in $KTREE"
 		return 0
 	fi
-	dirty=$(kgit status --porcelain --untracked-files=no | head -n 5)
+	# Untracked files too: the reset below cleans the tree (git clean), which
+	# would delete a new source file not yet committed.  Build outputs are
+	# ignored by the kernel's .gitignore, so they do not count.
+	dirty=$(kgit status --porcelain --untracked-files=normal | head -n 5)
 	if [ -n "$dirty" ]; then
-		printf 'uncommitted changes in %s:\n%s\n' "$KTREE" "$dirty"
+		printf 'uncommitted changes or new files in %s (commit them, e.g. as fixups, and run branch-tools/refresh; or remove them):\n%s\n' "$KTREE" "$dirty"
 		return 0
 	fi
 	tmp=$(mktemp -d)

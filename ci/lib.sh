@@ -11,7 +11,9 @@ BUILD_DIR=${BUILD_DIR:-$REPO_DIR/build}
 CACHE_DIR=${CACHE_DIR:-/var/cache/memcg-kmem}
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$CI_DIR/containers.conf}
 
+# shellcheck disable=SC2034 # both used by ci/pipeline
 BASE_IMAGE=localhost/memcg-kmem-base:bookworm
+# shellcheck disable=SC2034
 CONTAINER_IMAGE_NAME=localhost/memcg-kmem-ci
 
 die() {

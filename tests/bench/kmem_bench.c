@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmem_bench: the workloads of the benchmark (ci/bench), run in the guest.
+ * kmem_bench: the workloads of the benchmark (make bench, ci/bench-table), run in the guest.
  *
  * Prints one line per measurement:
  *     BENCH <workload> <where> <rep> <value> <unit>

@@ -17,8 +17,6 @@
 #include "kselftest_harness.h"
 #include "kmem_util.h"
 
-#define MODE "memory.kmem.independent_kmem_limit"
-#define KLIMIT "memory.kmem.limit_in_bytes"
 #define UNLIMITED 9223372036854771712ULL
 
 struct bad {

@@ -34,13 +34,6 @@ FIXTURE_TEARDOWN(cg)
 	cg_remove(self->cg);
 }
 
-static int files_fn(void *arg)
-{
-	int err;
-
-	return make_files(arg, NFILES, &err) == NFILES ? 0 : 1;
-}
-
 /*
  * What NFILES empty tmpfs files cost: one dentry and one shmem inode each,
  * sized from /proc/slabinfo rather than from one observed run.
@@ -63,7 +56,7 @@ TEST_F(cg, usage_rises_with_files)
 	uint64_t after;
 
 	ASSERT_NE(UINT64_MAX, before);
-	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, NFILES));
 	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	TH_LOG("kmem usage %llu -> %llu, objects cost %ld",
 	       (unsigned long long)before, (unsigned long long)after, cost);
@@ -80,7 +73,7 @@ TEST_F(cg, kmem_in_memory_usage)
 	uint64_t kmem0 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	uint64_t mem1, kmem1;
 
-	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, NFILES));
 	mem1 = cg_u64(self->cg, "memory.usage_in_bytes");
 	kmem1 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	TH_LOG("memory %llu -> %llu, kmem %llu -> %llu",
@@ -93,14 +86,14 @@ TEST_F(cg, kmem_in_memory_usage)
 /* No limit was set, so nothing failed. */
 TEST_F(cg, failcnt_zero)
 {
-	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, NFILES));
 	ASSERT_EQ(0, cg_u64(self->cg, "memory.kmem.failcnt"));
 }
 
 /* A cgroup whose objects outlive its tasks can still be removed. */
 TEST_F(cg, rmdir_with_charged_objects)
 {
-	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, NFILES));
 	ASSERT_GT(cg_u64(self->cg, "memory.kmem.usage_in_bytes"), 0);
 	ASSERT_EQ(0, cg_remove(self->cg));
 	ASSERT_EQ(0, access(self->cg, F_OK) == 0);
@@ -164,20 +157,6 @@ TEST(root_kmem_limit_einval)
 	EXPECT_EQ(-EINVAL, cg_write(NULL, "memory.kmem.limit_in_bytes", "1G"));
 }
 
-static int lookups_fn(void *arg)
-{
-	char path[128];
-	struct stat st;
-	long i;
-
-	for (i = 0; i < 20000; i++) {
-		snprintf(path, sizeof(path), "/sys/kernel/%s-%ld", (char *)arg, i);
-		if (stat(path, &st) == 0 || errno != ENOENT)
-			return 1;
-	}
-	return 0;
-}
-
 /*
  * Failed lookups in sysfs leave negative dentries that are charged to the
  * cgroup (the workload kmem_reclaim relies on to have reclaimable kmem).
@@ -190,7 +169,7 @@ TEST_F_TIMEOUT(cg, negative_sysfs_lookups_charged, 60)
 
 	ASSERT_GT(dentry, 0);
 	snprintf(prefix, sizeof(prefix), "base-nx%d", getpid());
-	ASSERT_EQ(0, cg_run(self->cg, lookups_fn, prefix));
+	ASSERT_EQ(0, cg_negative_lookups(self->cg, prefix, 20000));
 	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	TH_LOG("kmem %llu -> %llu for 20000 lookups", (unsigned long long)before,
 	       (unsigned long long)after);
@@ -214,7 +193,7 @@ TEST_F_TIMEOUT(cg, rmdir_charges_move_to_parent, 60)
 
 	ASSERT_EQ(0, cg_create(child, sizeof(child), self->cg, "child"));
 	k0 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
-	ASSERT_EQ(0, cg_run(child, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(child, self->dir, NFILES));
 	k1 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	ASSERT_EQ(0, cg_remove(child));
 	k2 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");

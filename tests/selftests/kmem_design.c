@@ -18,7 +18,6 @@
 #include "kselftest_harness.h"
 #include "kmem_util.h"
 
-#define KUSAGE "memory.kmem.usage_in_bytes"
 #define NOBJ 2048
 #define OBJSIZE 512
 

@@ -37,7 +37,6 @@
 #include "kselftest_harness.h"
 #include "kmem_util.h"
 
-#define KUSAGE "memory.kmem.usage_in_bytes"
 #define FF "/sys/kernel/debug/fail_function"
 #define TIMES 100000L
 /* retval is parsed as an unsigned 64-bit number: -ENOMEM as such. */

@@ -17,9 +17,6 @@
 #include "kselftest_harness.h"
 #include "kmem_util.h"
 
-#define MODE "memory.kmem.independent_kmem_limit"
-#define KLIMIT "memory.kmem.limit_in_bytes"
-#define KUSAGE "memory.kmem.usage_in_bytes"
 #define UNLIMITED 9223372036854771712ULL
 
 FIXTURE(cg) {
@@ -41,13 +38,6 @@ FIXTURE_TEARDOWN(cg)
 	if (self->child[0])
 		cg_remove(self->child);
 	cg_remove(self->cg);
-}
-
-static int files_fn(void *arg)
-{
-	int err;
-
-	return make_files(arg, 2000, &err) == 2000 ? 0 : 1;
 }
 
 /* Create files until an error; exit status: 0 = stopped by ENOMEM/ENOSPC. */
@@ -111,7 +101,7 @@ TEST(root_rejects_writes)
 
 TEST_F(cg, busy_with_kmem)
 {
-	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 2000));
 	ASSERT_GT(cg_u64(self->cg, KUSAGE), 0);
 	EXPECT_EQ(-EBUSY, cg_write(self->cg, MODE, "1"));
 	EXPECT_EQ(0, cg_u64(self->cg, MODE));
@@ -217,7 +207,7 @@ TEST_F(cg, mode1_kmem_not_in_memory)
 	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
 	mem0 = cg_u64(self->cg, "memory.usage_in_bytes");
 	kmem0 = cg_u64(self->cg, KUSAGE);
-	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 2000));
 	mem1 = cg_u64(self->cg, "memory.usage_in_bytes");
 	kmem1 = cg_u64(self->cg, KUSAGE);
 	TH_LOG("memory %llu -> %llu, kmem %llu -> %llu",

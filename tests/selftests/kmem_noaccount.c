@@ -14,7 +14,6 @@
 #include "kselftest_harness.h"
 #include "kmem_util.h"
 
-#define KUSAGE "memory.kmem.usage_in_bytes"
 #define N 256
 
 FIXTURE(cg) {

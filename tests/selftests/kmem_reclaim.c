@@ -20,41 +20,7 @@
 #include "kselftest_harness.h"
 #include "kmem_util.h"
 
-#define MODE "memory.kmem.independent_kmem_limit"
-#define KLIMIT "memory.kmem.limit_in_bytes"
-#define KUSAGE "memory.kmem.usage_in_bytes"
 #define UNLIMITED 9223372036854771712ULL
-
-struct lookups {
-	const char *prefix;	/* unique per test: names never seen before */
-	long n;
-};
-
-/*
- * N failed lookups of distinct names in /sys (kernfs keeps the negative
- * dentries).  Exit status 0: every lookup said ENOENT; 1: some other error
- * (ENOMEM: the dentry could not be charged).
- */
-static int lookups_fn(void *arg)
-{
-	const struct lookups *l = arg;
-	char path[256];
-	struct stat st;
-	long i, other = 0;
-	int first = 0;
-
-	for (i = 0; i < l->n; i++) {
-		snprintf(path, sizeof(path), "/sys/kernel/%s-%ld", l->prefix, i);
-		if (stat(path, &st) == 0 || errno == ENOENT)
-			continue;
-		if (!other++)
-			first = errno;
-	}
-	if (other)
-		printf("# %ld of %ld lookups failed with something else than ENOENT, first: %s\n",
-		       other, l->n, strerror(first));
-	return other ? 1 : 0;
-}
 
 FIXTURE(cg) {
 	char cg[KMEM_PATH_MAX];
@@ -83,11 +49,10 @@ FIXTURE_TEARDOWN(cg)
  */
 TEST_F(cg, limit_hit_reclaims_dentries)
 {
-	struct lookups l = { self->prefix, 60000 };
 	uint64_t usage, max, failcnt;
 
 	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "2M"));
-	EXPECT_EQ(0, cg_run(self->cg, lookups_fn, &l));
+	EXPECT_EQ(0, cg_negative_lookups(self->cg, self->prefix, 60000));
 	usage = cg_u64(self->cg, KUSAGE);
 	max = cg_u64(self->cg, "memory.kmem.max_usage_in_bytes");
 	failcnt = cg_u64(self->cg, "memory.kmem.failcnt");
@@ -102,10 +67,9 @@ TEST_F(cg, limit_hit_reclaims_dentries)
 /* Lowering the limit below usage reclaims down to the new limit. */
 TEST_F(cg, limit_write_reclaims)
 {
-	struct lookups l = { self->prefix, 30000 };
 	uint64_t before;
 
-	ASSERT_EQ(0, cg_run(self->cg, lookups_fn, &l));
+	ASSERT_EQ(0, cg_negative_lookups(self->cg, self->prefix, 30000));
 	before = cg_u64(self->cg, KUSAGE);
 	TH_LOG("usage before %llu", (unsigned long long)before);
 	ASSERT_GT(before, 4 * KMEM_MIB);
@@ -114,19 +78,12 @@ TEST_F(cg, limit_write_reclaims)
 	EXPECT_LE(cg_u64(self->cg, KUSAGE), 2 * KMEM_MIB);
 }
 
-static int files_fn(void *arg)
-{
-	int err;
-
-	return make_files(arg, 3000, &err) == 3000 ? 0 : 1;
-}
-
 /* What cannot be reclaimed (tmpfs files in use) makes the write fail. */
 TEST_F(cg, limit_write_ebusy_when_pinned)
 {
 	uint64_t usage;
 
-	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 3000));
 	usage = cg_u64(self->cg, KUSAGE);
 	ASSERT_GT(usage, KMEM_MIB);
 	EXPECT_EQ(-EBUSY, cg_write(self->cg, KLIMIT, "512K"));
@@ -155,14 +112,13 @@ static int pages_fn(void *arg)
  */
 TEST_F(cg, multipage_reclaims_noretry_fails)
 {
-	struct lookups l = { self->prefix, 20000 };
 	struct pages_req noretry = { 32, 2, "KERNEL|ACCOUNT|NORETRY|NOWARN" };
 	struct pages_req normal = { 32, 2, "KERNEL|ACCOUNT" };
 	uint64_t usage, limit;
 	char buf[32];
 
 	ASSERT_TRUE(kt_present());
-	ASSERT_EQ(0, cg_run(self->cg, lookups_fn, &l));
+	ASSERT_EQ(0, cg_negative_lookups(self->cg, self->prefix, 20000));
 	usage = cg_u64(self->cg, KUSAGE);
 	limit = usage + 64 * KMEM_PAGE;	/* room for 16 of the 32 blocks */
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)limit);
@@ -251,7 +207,7 @@ TEST_F_TIMEOUT(cg, limit_writes_do_not_stall_mkdir, 180)
 	double t;
 	pid_t pid;
 
-	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 3000));
 	ASSERT_GT(cg_u64(self->cg, KUSAGE), KMEM_MIB);
 	pid = lookups_for(self->cg, self->prefix, 4.0 * kmem_scale());
 	ASSERT_GE(pid, 0);

@@ -19,8 +19,6 @@
 #include "kselftest_harness.h"
 #include "kmem_util.h"
 
-#define MODE "memory.kmem.independent_kmem_limit"
-#define KUSAGE "memory.kmem.usage_in_bytes"
 #define MUSAGE "memory.usage_in_bytes"
 #define NFILES 3000
 #define SLACK (256 * 1024)
@@ -44,13 +42,6 @@ FIXTURE_TEARDOWN(tree)
 	cg_remove(self->parent);
 }
 
-static int files_fn(void *arg)
-{
-	int err;
-
-	return make_files(arg, NFILES, &err) == NFILES ? 0 : 1;
-}
-
 static int64_t diff(uint64_t a, uint64_t b)
 {
 	return (int64_t)(a - b);
@@ -69,7 +60,7 @@ TEST_F_TIMEOUT(tree, mode1_charges_move_to_parent, 60)
 	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->parent, "child"));
 	k0 = cg_u64(self->parent, KUSAGE);
 	m0 = cg_u64(self->parent, MUSAGE);
-	ASSERT_EQ(0, cg_run(self->child, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(self->child, self->dir, NFILES));
 	k1 = cg_u64(self->parent, KUSAGE);
 	m1 = cg_u64(self->parent, MUSAGE);
 	ASSERT_EQ(0, cg_remove(self->child));
@@ -94,20 +85,6 @@ TEST_F_TIMEOUT(tree, mode1_charges_move_to_parent, 60)
 	EXPECT_LE(k3, k1);
 }
 
-static int lookups_fn(void *arg)
-{
-	char path[128];
-	struct stat st;
-	long i;
-
-	for (i = 0; i < 20000; i++) {
-		snprintf(path, sizeof(path), "/sys/kernel/%s-%ld", (char *)arg, i);
-		if (stat(path, &st) == 0 || errno != ENOENT)
-			return 1;
-	}
-	return 0;
-}
-
 /*
  * memory.force_empty leaves only kernel memory in use, in mode 1 too, where
  * kernel memory is not part of the memory counter it empties.
@@ -119,7 +96,7 @@ TEST_F(tree, mode1_force_empty_reclaims_kmem)
 
 	ASSERT_EQ(0, cg_write(self->parent, MODE, "1"));
 	snprintf(prefix, sizeof(prefix), "fe-nx%d", getpid());
-	ASSERT_EQ(0, cg_run(self->parent, lookups_fn, prefix));
+	ASSERT_EQ(0, cg_negative_lookups(self->parent, prefix, 20000));
 	before = cg_u64(self->parent, KUSAGE);
 	ASSERT_GT(before, 2 * KMEM_MIB);
 	ASSERT_EQ(0, cg_write(self->parent, "memory.force_empty", "0"));

@@ -23,7 +23,6 @@
 #include "kselftest_harness.h"
 #include "kmem_util.h"
 
-#define KUSAGE "memory.kmem.usage_in_bytes"
 
 struct slabline {
 	long active, num, objsize, objperslab, pagesperslab;
@@ -144,13 +143,6 @@ FIXTURE_TEARDOWN(cg)
 	cg_remove(self->cg);
 }
 
-static int files_fn(void *arg)
-{
-	int err;
-
-	return make_files(arg, 4000, &err) == 4000 ? 0 : 1;
-}
-
 static int cmd_fn(void *arg)
 {
 	return kt_cmd("%s", (const char *)arg) ? 1 : 0;
@@ -171,7 +163,7 @@ TEST_F(cg, child_caches_hold_the_objects)
 
 	child_name(dentry, sizeof(dentry), "dentry", self->cg);
 	child_name(inode, sizeof(inode), "shmem_inode_cache", self->cg);
-	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 4000));
 	ASSERT_EQ(0, wait_cache(dentry, 1, 5)) TH_LOG("no cache %s", dentry);
 	ASSERT_EQ(0, slab_line(dentry, &d));
 	ASSERT_EQ(0, slab_line(inode, &i)) TH_LOG("no cache %s", inode);
@@ -333,7 +325,7 @@ TEST_F_TIMEOUT(cg, dead_caches_renamed_then_freed, 60)
 	child_name(dentry, sizeof(dentry), "dentry", child);
 	snprintf(dead, sizeof(dead), "%sdead", dentry);
 	k0 = cg_u64(self->cg, KUSAGE);
-	ASSERT_EQ(0, cg_run(child, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(child, self->dir, 4000));
 	ASSERT_EQ(0, wait_cache(dentry, 1, 5));
 	k1 = cg_u64(self->cg, KUSAGE);
 	ASSERT_EQ(0, cg_remove(child));

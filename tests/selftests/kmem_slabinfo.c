@@ -39,13 +39,6 @@ FIXTURE_TEARDOWN(cg)
 	cg_remove(self->cg);
 }
 
-static int files_fn(void *arg)
-{
-	int err;
-
-	return make_files(arg, 2000, &err) == 2000 ? 0 : 1;
-}
-
 /* Find NAME's line in TEXT (slabinfo format); 0 if found. */
 static int find_line(const char *text, const char *name, long *active, long *num,
 		     long *objsize)
@@ -79,7 +72,7 @@ TEST_F(cg, lists_caches_with_slabinfo_numbers)
 	size_t len;
 	FILE *f;
 
-	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 2000));
 	ASSERT_EQ(0, stat(self->cg, &st));
 	snprintf(name, sizeof(name), "dentry(%llu:%s)", (unsigned long long)st.st_ino,
 		 strrchr(self->cg, '/') + 1);
@@ -125,7 +118,7 @@ TEST_F(cg, root_lists_unowned_caches)
 {
 	long a, n, o;
 
-	ASSERT_EQ(0, cg_run(self->cg, files_fn, self->dir));
+	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 2000));
 	ASSERT_GT(cg_read(NULL, "memory.kmem.slabinfo", buf, sizeof(buf)), 0);
 	EXPECT_EQ(0, strncmp(buf, HEADER "\n", strlen(HEADER) + 1));
 	EXPECT_EQ(0, find_line(buf, "dentry", &a, &n, &o));

@@ -46,9 +46,6 @@
 #include "kselftest_harness.h"
 #include "kmem_util.h"
 
-#define MODE "memory.kmem.independent_kmem_limit"
-#define KLIMIT "memory.kmem.limit_in_bytes"
-#define KUSAGE "memory.kmem.usage_in_bytes"
 #define USAGE "memory.usage_in_bytes"
 #define SLACK (512 * 1024)
 /* How long a removed cgroup's copies may hold freed objects (docs/testing.rst). */
@@ -145,16 +142,10 @@ static int op_files(const char *dir, int n)
 
 static int op_lookups(const char *dir, int n, unsigned int seed)
 {
-	char path[SLOT_MAX + 64];
-	struct stat st;
-	int i;
+	char prefix[32];
 
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/missing-%u-%d", dir, seed, i);
-		if (!stat(path, &st) || errno != ENOENT)
-			return -1;
-	}
-	return 0;
+	snprintf(prefix, sizeof(prefix), "missing-%u", seed);
+	return lookup_missing(dir, prefix, n, NULL) ? -1 : 0;
 }
 
 static int op_pipe(int rounds)

@@ -191,6 +191,72 @@ int cg_run(const char *cg, int (*fn)(void *), void *arg)
 	return cg_run_sig(cg, fn, arg, NULL);
 }
 
+struct files_req {
+	const char *dir;
+	long n;
+};
+
+static int files_req_fn(void *arg)
+{
+	struct files_req *req = arg;
+
+	return make_files(req->dir, req->n, NULL) == req->n ? 0 : 1;
+}
+
+int cg_make_files(const char *cg, const char *dir, long n)
+{
+	struct files_req req = { .dir = dir, .n = n };
+
+	return cg_run(cg, files_req_fn, &req);
+}
+
+long lookup_missing(const char *dir, const char *prefix, long n, int *first_errno)
+{
+	char path[KMEM_PATH_MAX];
+	struct stat st;
+	long i, other = 0;
+	int first = 0;
+
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s-%ld", dir, prefix, i);
+		if (stat(path, &st) == 0) {
+			if (!other++)
+				first = EEXIST;
+		} else if (errno != ENOENT) {
+			if (!other++)
+				first = errno;
+		}
+	}
+	if (first_errno)
+		*first_errno = first;
+	return other;
+}
+
+struct lookups_req {
+	const char *prefix;
+	long n;
+};
+
+static int lookups_req_fn(void *arg)
+{
+	struct lookups_req *req = arg;
+	long other;
+	int first;
+
+	other = lookup_missing("/sys/kernel", req->prefix, req->n, &first);
+	if (other)
+		printf("# %ld of %ld lookups failed with something else than ENOENT, first: %s\n",
+		       other, req->n, strerror(first));
+	return other ? 1 : 0;
+}
+
+int cg_negative_lookups(const char *cg, const char *prefix, long n)
+{
+	struct lookups_req req = { .prefix = prefix, .n = n };
+
+	return cg_run(cg, lookups_req_fn, &req);
+}
+
 long make_files(const char *dir, long n, int *err)
 {
 	char path[KMEM_PATH_MAX];

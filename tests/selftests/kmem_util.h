@@ -15,6 +15,11 @@
 
 #define KMEM_PATH_MAX 512
 #define KMEM_PAGE 4096L
+
+/* The cgroup-v1 kmem files the tests read and write. */
+#define MODE "memory.kmem.independent_kmem_limit"
+#define KLIMIT "memory.kmem.limit_in_bytes"
+#define KUSAGE "memory.kmem.usage_in_bytes"
 #define KMEM_MIB (1024L * 1024L)
 
 /* The v1 memory controller's mount point (KMEM_CGROUP_ROOT overrides it). */
@@ -50,6 +55,25 @@ int cg_run_sig(const char *cg, int (*fn)(void *), void *arg, int *signo);
 
 /* Create N empty files DIR/f<i>; returns how many were made. */
 long make_files(const char *dir, long n, int *err);
+/*
+ * make_files(DIR, N) by a task of cgroup CG (cg_run): 0 when all N files
+ * were created, 1 otherwise, -1 if the task could not run.
+ */
+int cg_make_files(const char *cg, const char *dir, long n);
+/*
+ * N lookups of names that do not exist, DIR/PREFIX-<i> (in kernfs, e.g.
+ * /sys/kernel, each leaves a negative dentry charged to the caller's
+ * cgroup).  Returns how many did not fail with ENOENT; *FIRST_ERRNO (if
+ * not NULL) gets the first such error (EEXIST for a name that exists).
+ */
+long lookup_missing(const char *dir, const char *prefix, long n, int *first_errno);
+/*
+ * lookup_missing("/sys/kernel", PREFIX, N) by a task of cgroup CG: 0 when
+ * every lookup said ENOENT, 1 otherwise (ENOMEM: a dentry could not be
+ * charged; a TAP comment says how many and the first error), -1 if the
+ * task could not run.
+ */
+int cg_negative_lookups(const char *cg, const char *prefix, long n);
 /* A fresh directory under a tmpfs (/tmp); path in OUT. */
 int make_tmpdir(char *out, size_t len, const char *prefix);
 /* rm -r DIR (files only one level deep). */
