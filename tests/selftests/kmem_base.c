@@ -123,11 +123,6 @@ TEST_F(cg, module_account_pages)
 	ASSERT_LE(freed, before + KMEM_MIB / 4);
 }
 
-static int cmd_fn(void *arg)
-{
-	return kt_cmd("%s", (const char *)arg) ? 1 : 0;
-}
-
 /*
  * Remote charging from interrupt context (set_active_memcg() in a timer,
  * __GFP_ACCOUNT): 6.1 charges the named cgroup, and so must the series
@@ -139,11 +134,11 @@ TEST_F(cg, interrupt_remote_charge)
 	uint64_t before, after;
 
 	ASSERT_TRUE(kt_present());
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "kmalloc 4 2048 KERNEL|ACCOUNT"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 4 2048 KERNEL|ACCOUNT"));
 	usleep(500 * 1000);
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "kmalloc 4 2048 KERNEL|ACCOUNT"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 4 2048 KERNEL|ACCOUNT"));
 	before = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "atomic_remote 512 2048"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "atomic_remote 512 2048"));
 	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	TH_LOG("kmem %llu -> %llu for 512 x 2 KiB allocated in a timer",
 	       (unsigned long long)before, (unsigned long long)after);

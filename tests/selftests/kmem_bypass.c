@@ -36,11 +36,6 @@ FIXTURE_TEARDOWN(tree)
 	cg_remove(self->parent);
 }
 
-static int cmd_fn(void *arg)
-{
-	return kt_cmd("%s", (const char *)arg) ? 1 : 0;
-}
-
 /* memory.stat is flushed every 2 s or so: poll for KEY >= MIN. */
 static uint64_t stat_at_least(const char *cg, const char *key, uint64_t min)
 {
@@ -64,13 +59,13 @@ TEST_F_TIMEOUT(tree, first_allocations_counted, 60)
 	 * Warm up: the first allocations of the cgroup's tasks (fork, the
 	 * module's file) are bypassed too; let their caches be created.
 	 */
-	ASSERT_EQ(0, cg_run(self->child, cmd_fn, "free"));
+	ASSERT_EQ(0, cg_run(self->child, kt_cmd_fn, "free"));
 	sleep(3);
 	own0 = cg_stat(self->child, "kernel_bypassed_memory");
 	ASSERT_NE(UINT64_MAX, own0);
 	/* A fresh cache: the cgroup has no copy of it yet. */
 	ASSERT_EQ(0, kt_cmd("cache_create 512 0"));
-	ASSERT_EQ(0, cg_run(self->child, cmd_fn, "cache_alloc 4 ATOMIC"));
+	ASSERT_EQ(0, cg_run(self->child, kt_cmd_fn, "cache_alloc 4 ATOMIC"));
 	own = stat_at_least(self->child, "kernel_bypassed_memory", own0 + 512);
 	total = stat_at_least(self->parent, "total_kernel_bypassed_memory", own);
 	TH_LOG("child %llu -> %llu, parent total %llu", (unsigned long long)own0,

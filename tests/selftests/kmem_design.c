@@ -65,11 +65,6 @@ FIXTURE_TEARDOWN(cg)
 	cg_remove(self->cg);
 }
 
-static int cmd_fn(void *arg)
-{
-	return kt_cmd("%s", (const char *)arg) ? 1 : 0;
-}
-
 /*
  * NOBJ objects of a new cache, made by a task of the cgroup, the first one
  * alone (with per-memcg caches it asks for the copy, and a moment later the
@@ -82,12 +77,12 @@ static int64_t charged_for_cache(struct __test_metadata *_metadata,
 	uint64_t before, after;
 
 	snprintf(cmd, sizeof(cmd), "cache_create %d %s", OBJSIZE, cflags);
-	if (kt_cmd("%s", cmd) || cg_run(cg, cmd_fn, "cache_alloc 1 KERNEL"))
+	if (kt_cmd("%s", cmd) || cg_run(cg, kt_cmd_fn, "cache_alloc 1 KERNEL"))
 		return -1;
 	usleep(200000 * kmem_scale());
 	before = cg_u64(cg, KUSAGE);
 	snprintf(cmd, sizeof(cmd), "cache_alloc %d KERNEL", NOBJ);
-	if (cg_run(cg, cmd_fn, cmd))
+	if (cg_run(cg, kt_cmd_fn, cmd))
 		return -1;
 	after = cg_u64(cg, KUSAGE);
 	TH_LOG("%s cache: kmem %llu -> %llu", cflags, (unsigned long long)before,
@@ -132,9 +127,9 @@ TEST_F(cg, slabinfo_and_stat_follow_boot_choice)
 
 	ASSERT_TRUE(kt_present());
 	ASSERT_EQ(0, kt_cmd("cache_create %d 0", OBJSIZE));
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
 	usleep(200000 * kmem_scale());
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 64 KERNEL"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 64 KERNEL"));
 	n = cg_read(self->cg, "memory.kmem.slabinfo", buf, sizeof(buf));
 	ASSERT_GE(n, 0);
 	TH_LOG("memory.kmem.slabinfo: %zd bytes", n);

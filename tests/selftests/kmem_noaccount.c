@@ -33,11 +33,6 @@ FIXTURE_TEARDOWN(cg)
 	cg_remove(self->cg);
 }
 
-static int cmd_fn(void *arg)
-{
-	return kt_cmd("%s", (const char *)arg) ? 1 : 0;
-}
-
 /*
  * kmem usage growth of the cgroup while it runs CMD.  CMD runs once first,
  * unmeasured, and is undone: with per-cgroup caches (patch 5) the first
@@ -48,12 +43,12 @@ static int64_t growth(struct __test_metadata *_metadata, const char *cg,
 {
 	uint64_t before, after;
 
-	EXPECT_EQ(0, cg_run(cg, cmd_fn, (void *)cmd));
+	EXPECT_EQ(0, cg_run(cg, kt_cmd_fn, (void *)cmd));
 	EXPECT_EQ(0, kt_cmd("free"));
 	usleep(500 * 1000);
 	before = cg_u64(cg, KUSAGE);
 
-	EXPECT_EQ(0, cg_run(cg, cmd_fn, (void *)cmd));
+	EXPECT_EQ(0, cg_run(cg, kt_cmd_fn, (void *)cmd));
 	after = cg_u64(cg, KUSAGE);
 	TH_LOG("%s: kmem %llu -> %llu", cmd, (unsigned long long)before,
 	       (unsigned long long)after);

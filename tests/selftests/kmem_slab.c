@@ -143,11 +143,6 @@ FIXTURE_TEARDOWN(cg)
 	cg_remove(self->cg);
 }
 
-static int cmd_fn(void *arg)
-{
-	return kt_cmd("%s", (const char *)arg) ? 1 : 0;
-}
-
 /*
  * Creating files makes dentry(...) and shmem_inode_cache(...) copies for the
  * cgroup, holding its objects; its kmem usage is about the slab pages of its
@@ -197,19 +192,19 @@ TEST_F(cg, unflagged_cache_accounted)
 	ASSERT_EQ(0, kt_cmd("cache_create 512 0"));
 	child_name(name, sizeof(name), "kmem_test_cache", self->cg);
 	/* The first allocation asks for the copy; wait for it. */
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
 	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
 	before = cg_u64(self->cg, KUSAGE);
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 2048 KERNEL"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 2048 KERNEL"));
 	after = cg_u64(self->cg, KUSAGE);
 	TH_LOG("kmem %llu -> %llu", (unsigned long long)before, (unsigned long long)after);
 	EXPECT_GE(after - before, 2048 * 512 * 9 / 10);
 	/* Plain kmalloc() too, without __GFP_ACCOUNT. */
 	before = after;
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "kmalloc 1 4096 KERNEL"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 1 4096 KERNEL"));
 	child_name(name, sizeof(name), "kmalloc-4k", self->cg);
 	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "kmalloc 256 4096 KERNEL"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 256 4096 KERNEL"));
 	after = cg_u64(self->cg, KUSAGE);
 	EXPECT_GE(after - before, 256 * 4096 * 9 / 10);
 }
@@ -222,13 +217,13 @@ TEST_F(cg, noaccount_and_irq_stay_in_root)
 	uint64_t before, after;
 
 	ASSERT_TRUE(kt_present());
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "kmalloc 1 2048 KERNEL"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 1 2048 KERNEL"));
 	child_name(name, sizeof(name), "kmalloc-2k", self->cg);
 	ASSERT_EQ(0, wait_cache(name, 1, 5));
 	ASSERT_EQ(0, slab_line(name, &l0));
 	before = cg_u64(self->cg, KUSAGE);
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "kmalloc 512 2048 KERNEL|NOACCOUNT"));
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "atomic 512 2048"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 512 2048 KERNEL|NOACCOUNT"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "atomic 512 2048"));
 	after = cg_u64(self->cg, KUSAGE);
 	ASSERT_EQ(0, slab_line(name, &l1));
 	TH_LOG("kmem %llu -> %llu; %s active %ld -> %ld", (unsigned long long)before,
@@ -252,10 +247,10 @@ TEST_F(cg, first_atomic_allocation_deferred)
 	child_name(name, sizeof(name), "kmem_test_cache", self->cg);
 	ASSERT_NE(0, slab_line(name, &l));
 	before = cg_u64(self->cg, KUSAGE);
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 1 ATOMIC"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 1 ATOMIC"));
 	mid = cg_u64(self->cg, KUSAGE);
 	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 64 KERNEL"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 64 KERNEL"));
 	after = cg_u64(self->cg, KUSAGE);
 	ASSERT_EQ(0, slab_line(name, &l));
 	TH_LOG("kmem %llu -> %llu -> %llu, %s active %ld", (unsigned long long)before,
@@ -360,12 +355,12 @@ TEST_F(cg, destroy_and_tune_reach_children)
 	ASSERT_EQ(0, kt_cmd("cache_create 128 0"));
 	child_name(n1, sizeof(n1), "kmem_test_cache", self->cg);
 	child_name(n2, sizeof(n2), "kmem_test_cache", other);
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 1 KERNEL"));
-	ASSERT_EQ(0, cg_run(other, cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, cg_run(other, kt_cmd_fn, "cache_alloc 1 KERNEL"));
 	ASSERT_EQ(0, wait_cache(n1, 1, 5));
 	ASSERT_EQ(0, wait_cache(n2, 1, 5));
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 100 KERNEL"));
-	ASSERT_EQ(0, cg_run(other, cmd_fn, "cache_alloc 100 KERNEL"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 100 KERNEL"));
+	ASSERT_EQ(0, cg_run(other, kt_cmd_fn, "cache_alloc 100 KERNEL"));
 
 	fd = open("/proc/slabinfo", O_WRONLY);
 	ASSERT_GE(fd, 0);
@@ -528,11 +523,11 @@ TEST_F(cg, offslab_freelist_not_charged)
 	ASSERT_TRUE(kt_present());
 	ASSERT_EQ(0, kt_cmd("cache_create 1024 0"));
 	ASSERT_EQ(0, slab_line("kmem_test_cache", &l));
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "kmalloc 8 32 KERNEL"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 8 32 KERNEL"));
 	child_name(name, sizeof(name), "kmalloc-32", self->cg);
 	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
 	a0 = kmalloc_copies_active(self->cg);
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 400 KERNEL|NOACCOUNT"));
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 400 KERNEL|NOACCOUNT"));
 	a1 = kmalloc_copies_active(self->cg);
 	TH_LOG("kmem_test_cache: %ld objects per slab of %ld pages; the cgroup's kmalloc copies: "
 	       "%ld -> %ld active objects for 100 slabs grown", l.objperslab, l.pagesperslab,

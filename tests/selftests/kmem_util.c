@@ -348,6 +348,11 @@ int kt_present(void)
 	return access(KT_CTL, W_OK) == 0;
 }
 
+int kt_cmd_fn(void *cmd)
+{
+	return kt_cmd("%s", (const char *)cmd) ? 1 : 0;
+}
+
 int kt_cmd(const char *fmt, ...)
 {
 	char buf[256];

@@ -88,6 +88,8 @@ long slab_active_objs(const char *prefix);
 int kt_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Is the kmem_test module loaded? */
 int kt_present(void);
+/* For cg_run(): kt_cmd("%s", CMD) by a task of the cgroup; 0 on success, 1 on failure. */
+int kt_cmd_fn(void *cmd);
 
 /*
  * Poll FILE of CG until it reads at most MAX (a removed child's own memcg
