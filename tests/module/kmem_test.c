@@ -18,6 +18,16 @@
  *                              a timer (softirq context); waits for it
  *   free                       free every object and page held
  *   cache_destroy              free the cache's objects, destroy the cache
+ *   merge_create 1|2           create "kmem_test_merge" (1001-byte objects),
+ *                              or then "kmem_test_merge2" (1007 bytes),
+ *                              which the kernel merges into the first
+ *                              (ENOTUNIQ if it did not: slab_nomerge or
+ *                              debugging options)
+ *   merge_check COUNT          COUNT objects of the first cache filled with
+ *                              0xa5 (up to ksize()) and freed, then COUNT
+ *                              kmem_cache_zalloc() of the second: EIO if
+ *                              one is smaller than 1007 bytes or not zeroed
+ *   merge_destroy              destroy both
  *   bench hot|batch COUNT SIZE FLAGS
  *                              time COUNT kmalloc(SIZE, FLAGS)+kfree pairs:
  *                              "hot" frees each object at once, "batch"
@@ -77,6 +87,85 @@ static u64 kt_bench_ns;			/* duration of the last bench command */
 #define KT_INTERNAL_GFP GFP_KERNEL
 #define KT_HAS_NOACCOUNT 0
 #endif
+
+/* Two caches that SLAB and SLUB merge (sizes within a pointer of each other). */
+#define MERGE_SIZE1 1001
+#define MERGE_SIZE2 1007
+static struct kmem_cache *kt_merge1, *kt_merge2;
+
+static int merge_create(unsigned long which)
+{
+	if (which == 1 && !kt_merge1) {
+		kt_merge1 = kmem_cache_create("kmem_test_merge", MERGE_SIZE1, 0, 0, NULL);
+		return kt_merge1 ? 0 : -ENOMEM;
+	}
+	if (which == 2 && kt_merge1 && !kt_merge2) {
+		kt_merge2 = kmem_cache_create("kmem_test_merge2", MERGE_SIZE2, 0, 0, NULL);
+		if (!kt_merge2)
+			return -ENOMEM;
+		return kt_merge2 == kt_merge1 ? 0 : -ENOTUNIQ;
+	}
+	return -EINVAL;
+}
+
+static void merge_destroy(void)
+{
+	kmem_cache_destroy(kt_merge2);
+	kmem_cache_destroy(kt_merge1);
+	kt_merge1 = kt_merge2 = NULL;
+}
+
+/*
+ * A cache merged into another serves its allocations from the other's
+ * objects, made large enough (and zeroed as far) as the merged cache asks.
+ * The writer's cgroup may be served by a copy of the cache: the copy must
+ * have grown with it.
+ */
+static int merge_check(unsigned long count)
+{
+	struct kmem_cache *b = kt_merge2 ?: kt_merge1;
+	unsigned int want = kt_merge2 ? MERGE_SIZE2 : MERGE_SIZE1;
+	void **p;
+	unsigned long i, bad = 0;
+	size_t j;
+
+	if (!kt_merge1 || !count || count > 4096)
+		return -EINVAL;
+	p = kcalloc(count, sizeof(*p), KT_INTERNAL_GFP);
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < count; i++) {
+		p[i] = kmem_cache_alloc(kt_merge1, GFP_KERNEL);
+		if (p[i])
+			memset(p[i], 0xa5, ksize(p[i]));
+	}
+	for (i = 0; i < count; i++)
+		if (p[i])
+			kmem_cache_free(kt_merge1, p[i]);
+	for (i = 0; i < count; i++) {
+		p[i] = kmem_cache_zalloc(b, GFP_KERNEL);
+		if (!p[i])
+			continue;
+		if (ksize(p[i]) < want) {
+			bad++;
+			continue;
+		}
+		for (j = 0; j < want; j++) {
+			if (((u8 *)p[i])[j]) {
+				bad++;
+				break;
+			}
+		}
+	}
+	for (i = 0; i < count; i++)
+		if (p[i])
+			kmem_cache_free(b, p[i]);
+	kfree(p);
+	if (bad)
+		pr_err("kmem_test: %lu of %lu objects of %u bytes short or not zeroed\n",
+		       bad, count, want);
+	return bad ? -EIO : 0;
+}
 
 static void kt_ctor(void *obj)
 {
@@ -398,6 +487,14 @@ static int run_cmd(char *buf)
 		kt_cache = kmem_cache_create("kmem_test_cache", a, 0, cflags, kt_ctor);
 		return kt_cache ? 0 : -ENOMEM;
 	}
+	if (!strcmp(argv[0], "merge_destroy") && argc == 1) {
+		merge_destroy();
+		return 0;
+	}
+	if (!strcmp(argv[0], "merge_create") && argc == 2)
+		return kstrtoul(argv[1], 0, &a) ? -EINVAL : merge_create(a);
+	if (!strcmp(argv[0], "merge_check") && argc == 2)
+		return kstrtoul(argv[1], 0, &a) ? -EINVAL : merge_check(a);
 	if (!strcmp(argv[0], "bench") && argc == 5) {
 		if (strcmp(argv[1], "hot") && strcmp(argv[1], "batch"))
 			return -EINVAL;
@@ -484,6 +581,7 @@ static void __exit kmem_test_exit(void)
 	free_all(false);
 	kmem_cache_destroy(kt_cache);
 	kt_cache = NULL;
+	merge_destroy();
 	mutex_unlock(&kt_lock);
 }
 

@@ -79,6 +79,8 @@ int make_tmpdir(char *out, size_t len, const char *prefix);
 /* rm -r DIR (files only one level deep). */
 void remove_tree(const char *dir);
 
+/* Is the allocator SLUB (it has /sys/kernel/slab), not SLAB? */
+int slab_is_slub(void);
 /* Object size of the /proc/slabinfo cache NAME, or -1 if not found. */
 long slab_objsize(const char *name);
 /* Sum of active objects of the caches whose name starts with PREFIX. */
@@ -98,7 +100,9 @@ int kt_cmd_fn(void *cmd);
  */
 uint64_t cg_wait_at_most(const char *cg, const char *file, uint64_t max, int secs);
 
-/* Write 1..3 to /proc/sys/vm/drop_caches. */
+/* SLUB: shrink every cache and its copies (see kmem_util.c); SLAB: nothing. */
+void slab_shrink_all(void);
+/* Write 1..3 to /proc/sys/vm/drop_caches, after slab_shrink_all(). */
 int drop_caches(int what);
 /*
  * KMEM_TIMEOUT_SCALE (default 1; the guest sets it from kmem.timeout_scale=
