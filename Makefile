@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help branch refresh check check-host host-tests lint docs boot checkpatch clean bench mail bisect-build debug-full debug-leak
+.PHONY: help branch refresh check check-host host-tests lint docs boot checkpatch clean bench mail bisect-build distro-build debug-full debug-leak
 
 help:
 	@echo "make branch      export the series: tarball -> build/linux, branch memcg-kmem"
@@ -20,6 +20,7 @@ help:
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on patches/"
 	@echo "make mail        write the 11 messages of the posting into build/mail (b4; sends nothing)"
 	@echo "make bisect-build  build every commit: test config and CONFIG_MEMCG=n (FULL=1: vmlinux each)"
+	@echo "make distro-build  the series' objects under Debian's amd64 config (VMLINUX=1: whole vmlinux)"
 	@echo "make boot        boot a built kernel with a shell (KERNEL=series|base)"
 	@echo "make clean       remove build/ (kernel tree and outputs)"
 
@@ -68,6 +69,9 @@ mail:
 
 bisect-build:
 	branch-tools/bisect-build $(if $(FULL),--full)
+
+distro-build:
+	branch-tools/distro-build $(if $(VMLINUX),--vmlinux)
 
 KERNEL ?= series
 KOBJ_DIR = $(firstword $(wildcard build/out/$(KERNEL) build/base/out/$(KERNEL)))

@@ -117,3 +117,34 @@ tree_has_unsaved_work() {
 	rm -rf "$tmp"
 	return 1
 }
+
+# kbuild's own answer to "which objects does directory DIR of source tree
+# SRC build with the configuration in object tree OUT?": its Makefile
+# evaluated with Makefile.lib's expansion of composite objects.
+members() { # SRC OUT DIR
+	make -s --no-print-directory -C "$1" -f "$TOOLS_DIR/members.mk" \
+		objtree="$2" obj="$3" members 2>/dev/null | tr ' ' '\n' | sed 's:/$::'
+}
+
+# Is FILE.c (a path in source tree SRC) compiled with the configuration in
+# OUT?  Its object must be in its directory's list, and each directory
+# below the top one (arch/<arch> for arch/) in its parent's.
+compiled() { # SRC OUT FILE
+	local src=$1 out=$2 file=$3 dir obj top parent
+	dir=$(dirname "$file")
+	obj=${file%.c}.o
+	case $file in
+	tools/*|scripts/*|samples/*|Documentation/*|usr/*) return 1 ;;
+	arch/*/*) top=$(printf '%s\n' "$file" | cut -d/ -f1-2) ;;
+	*) top=${file%%/*} ;;
+	esac
+	[ -f "$src/$dir/Makefile" ] || [ -f "$src/$dir/Kbuild" ] || return 1
+	# grep without -q reads all of its input: no SIGPIPE under pipefail.
+	members "$src" "$out" "$dir" | grep -x -- "$obj" >/dev/null || return 1
+	while [ "$dir" != "$top" ] && [ "$dir" != . ]; do
+		parent=$(dirname "$dir")
+		members "$src" "$out" "$parent" | grep -x -e "$dir" -e "${dir##*/}" >/dev/null || return 1
+		dir=$parent
+	done
+	return 0
+}

@@ -327,6 +327,22 @@ TEST_F_TIMEOUT(cg, dead_caches_renamed_then_freed, 60)
 	ASSERT_EQ(0, cg_remove(child));
 	EXPECT_EQ(0, wait_cache(dead, 1, 5)) TH_LOG("no cache %s", dead);
 	EXPECT_NE(0, wait_cache(dentry, 1, 0));
+	/*
+	 * SLUB: a dead copy keeps no empty or per-cpu partial slab
+	 * (min_partial and cpu_partial 0), even after a write to its cache's
+	 * tunables reaches it (dentry's own min_partial written back).
+	 */
+	if (slab_is_slub()) {
+		char path[1024], val[32] = "";
+		FILE *f = fopen("/sys/kernel/slab/dentry/min_partial", "r");
+
+		ASSERT_TRUE(f && fgets(val, sizeof(val), f));
+		fclose(f);
+		EXPECT_EQ(0, cg_write("/sys/kernel/slab/dentry", "min_partial", val));
+		snprintf(path, sizeof(path), "/sys/kernel/slab/dentry/cgroup/%s", dentry);
+		EXPECT_EQ(0, cg_u64(path, "min_partial")) TH_LOG("%s/min_partial", path);
+		EXPECT_EQ(0, cg_u64(path, "cpu_partial")) TH_LOG("%s/cpu_partial", path);
+	}
 	remove_tree(self->dir);
 	ASSERT_EQ(0, drop_caches(2));
 	/* Dead caches shrink at most once a second: give them a few. */
