@@ -146,6 +146,41 @@ TEST_F(cg, interrupt_remote_charge)
 	EXPECT_GE(after - before, 512 * 2048 / 2);
 }
 
+/*
+ * What 6.1 charges per object is charged whichever cache serves it:
+ * __GFP_ACCOUNT allocations that must not fail (__GFP_NOFAIL, which the
+ * series serves from the original cache) and those of a SLAB_ACCOUNT cache
+ * made before the cgroup's copy of it exists (the first ones, with
+ * per-memcg caches).  Both were served uncharged by the series once.
+ */
+TEST_F(cg, accounted_without_a_copy_charged)
+{
+	uint64_t before, after;
+
+	ASSERT_TRUE(kt_present());
+	before = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 512 1024 KERNEL|ACCOUNT|NOFAIL"));
+	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	TH_LOG("kmem %llu -> %llu for 512 x 1 KiB __GFP_NOFAIL|__GFP_ACCOUNT",
+	       (unsigned long long)before, (unsigned long long)after);
+	EXPECT_GE(after - before, 512 * 1024 * 9 / 10);
+	ASSERT_EQ(0, kt_cmd("free"));
+
+	/*
+	 * A fresh SLAB_ACCOUNT cache: its first object comes before the copy.
+	 * A page-sized object: a cgroup's per-cpu stock of charged bytes
+	 * holds at most a page, so the counter must grow by one at least.
+	 */
+	ASSERT_EQ(0, kt_cmd("cache_create %ld ACCOUNT", KMEM_PAGE));
+	before = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	TH_LOG("kmem %llu -> %llu for the first object of a SLAB_ACCOUNT cache",
+	       (unsigned long long)before, (unsigned long long)after);
+	EXPECT_GE(after - before, KMEM_PAGE);
+	EXPECT_EQ(0, kt_cmd("cache_destroy"));
+}
+
 /* Limits cannot be set on the root cgroup. */
 TEST(root_kmem_limit_einval)
 {
