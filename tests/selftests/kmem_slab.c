@@ -404,21 +404,13 @@ static int slab_tune(const char *root)
 static int slab_tuned(const char *root, const char *name)
 {
 	struct slabline l;
-	char path[600];
-	long v = -1;
-	FILE *f;
+	char dir[600];
 
 	if (!slab_is_slub())
 		return slab_line(name, &l) == 0 && l.limit == 60 &&
 		       l.batchcount == 30 && l.shared == 4;
-	slub_attr_path(path, sizeof(path), root, name, "min_partial");
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v == 7;
+	slub_attr_path(dir, sizeof(dir), root, name, "");
+	return cg_u64(dir, "min_partial") == 7;
 }
 
 /*
