@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help branch refresh check check-host host-tests lint docs boot checkpatch clean bench mail bisect-build distro-build debug-full debug-leak
+.PHONY: help branch refresh check check-host host-tests lint docs boot checkpatch clean bench bench-slab mail bisect-build distro-build debug-full debug-leak
 
 help:
 	@echo "make branch      export the series: tarball -> build/linux, branch memcg-kmem"
@@ -12,7 +12,8 @@ help:
 	@echo "make check-host  the same pipeline without the container (needs its packages)"
 	@echo "make host-tests  tests of the verdict scripts on canned logs (seconds)"
 	@echo "make lint        shellcheck on every script; names in the docs exist (make check runs both)"
-	@echo "make bench       benchmark: base vs series, and the two designs; build/bench/table.txt"
+	@echo "make bench       benchmark, SLUB: base vs series, the two designs; build/bench/table-slub.txt"
+	@echo "make bench-slab  the same with SLAB; build/bench/table-slab.txt"
 	@echo "make debug-full  the whole suite on the debug kernel (CI runs a subset)"
 	@echo "make debug-leak  only the DEBUG_SLAB + kmemleak kernel (series-leak), whole suite"
 	@echo "make refresh     write patches/ from the branch (after editing build/linux)"
@@ -47,7 +48,10 @@ debug-leak:
 # The benchmark: base, the series with the 2012 design and the same kernel
 # with the default design (series-objects), TCG and -icount, 5 repetitions each.
 bench:
-	BENCH=$${BENCH:-5} KERNELS="$${KERNELS:-series base series-objects}" SKIP_DOCS=1 ci/pipeline
+	BENCH=$${BENCH:-5} KERNELS="$${KERNELS:-bench-series bench-base bench-objects}" SKIP_DOCS=1 ci/pipeline
+
+bench-slab:
+	BENCH=$${BENCH:-5} KERNELS="bench-series-slab bench-base-slab bench-objects-slab" SKIP_DOCS=1 ci/pipeline
 
 # shellcheck on every script, and every make target and path the docs name
 # exists (make check runs both).

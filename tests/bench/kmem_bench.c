@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -274,6 +275,83 @@ static void memory(int k, int rep)
 	fflush(stdout);
 }
 
+/* One short-lived task of the sparse case: a few files, a pipe, a socket. */
+static int sparse_fn(void *arg)
+{
+	char path[KMEM_PATH_MAX + 16];
+	int i, fd, p[2], sv[2];
+	char c = 'x';
+
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/f%d", (const char *)arg, i);
+		fd = open(path, O_CREAT | O_RDWR, 0644);
+		if (fd < 0)
+			return 1;
+		close(fd);
+	}
+	fd = open("/proc/self/status", O_RDONLY);
+	if (fd < 0 || pipe(p) || socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return 1;
+	if (write(p[1], &c, 1) != 1 || write(sv[0], &c, 1) != 1 ||
+	    read(p[0], &c, 1) != 1 || read(sv[1], &c, 1) != 1)
+		return 1;
+	close(fd);
+	close(p[0]);
+	close(p[1]);
+	close(sv[0]);
+	close(sv[1]);
+	return 0;
+}
+
+/*
+ * The sparse case, where per-cgroup caches waste most: K cgroups that each
+ * ran one short-lived task (sparse_fn) and stay, with the files it made.
+ * The system's slab growth while they exist (nothing dropped: what each
+ * cgroup's copies keep counts), then, after removing them, what is left
+ * 5 s later per cgroup (what dead copies still hold).
+ */
+static void sparse(int k, int rep)
+{
+	char parent[KMEM_PATH_MAX], cg[KMEM_PATH_MAX], dir[KMEM_PATH_MAX];
+	char d[KMEM_PATH_MAX + 64], name[32];
+	uint64_t slab0, slab1, slab2;
+	int i;
+
+	drop_caches(3);
+	sleep(1);
+	slab0 = meminfo_slab();
+	if (cg_create_unique(parent, sizeof(parent), NULL, "benchsparse") ||
+	    make_tmpdir(dir, sizeof(dir), "benchsparse"))
+		return;
+	for (i = 0; i < k; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		snprintf(d, sizeof(d), "%s/%s", dir, name);
+		mkdir(d, 0755);
+		if (cg_create(cg, sizeof(cg), parent, name) ||
+		    cg_run(cg, sparse_fn, d))
+			printf("# sparse workload: cgroup %d failed\n", i);
+	}
+	sleep(3);	/* statistics flush */
+	slab1 = meminfo_slab();
+	printf("BENCH slab-%dcg-sparse all %d %llu bytes\n", k, rep,
+	       (unsigned long long)(slab1 - slab0));
+	for (i = 0; i < k; i++) {
+		snprintf(d, sizeof(d), "%s/s%d", dir, i);
+		remove_tree(d);
+		snprintf(cg, sizeof(cg), "%s/s%d", parent, i);
+		cg_remove(cg);
+	}
+	rmdir(dir);
+	cg_remove(parent);
+	drop_caches(3);
+	sleep(5);
+	drop_caches(3);
+	slab2 = meminfo_slab();
+	printf("BENCH slab-left-5s-per-cg sparse %d %lld bytes\n", rep,
+	       ((long long)slab2 - (long long)slab0) / k);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	int reps = argc > 1 ? atoi(argv[1]) : 5;
@@ -301,6 +379,7 @@ int main(int argc, char **argv)
 	for (rep = 1; rep <= 2; rep++) {
 		memory(10, rep);
 		memory(100, rep);
+		sparse(200, rep);
 	}
 	kt_cmd("cache_destroy");
 	printf("BENCH-DONE\n");
