@@ -388,35 +388,6 @@ static int unload(void)
 	return -1;
 }
 
-/* Loads kmem_churn from inside a random slot, unloads it, again. */
-static void loader(int id, const char *parent, const char *ko)
-{
-	char slot[SLOT_MAX];
-	unsigned int seed = getpid();
-	int r;
-
-	while (!sh->stop) {
-		slot_path(slot, sizeof(slot), parent, rand_r(&seed) % SLOTS);
-		r = load_in(slot, ko);
-		if (r == 0) {
-			__atomic_add_fetch(&sh->loads, 1, __ATOMIC_RELAXED);
-			usleep((rand_r(&seed) % 100) * 1000);
-			if (unload())
-				failed(id, "delete_module");
-			else
-				__atomic_add_fetch(&sh->unloads, 1, __ATOMIC_RELAXED);
-		} else if (r == 2) {
-			usleep(10 * 1000);
-		} else {
-			__atomic_add_fetch(&sh->load_fails, 1, __ATOMIC_RELAXED);
-			if (r != 3)
-				failed(id, "finit_module");
-			unload();
-		}
-	}
-	_exit(sh->errs[id] ? 1 : 0);
-}
-
 static int caches_with(const char *needle, int show)
 {
 	return slabinfo_copies(needle, 0, show);
@@ -554,29 +525,44 @@ static void storm_tuner(void)
 	_exit(0);
 }
 
-/* Loads kmem_churn from inside a storm cgroup, unloads it, again. */
-static void storm_loader(int id, const char *parent, const char *ko)
+/*
+ * Loads kmem_churn from inside a random cgroup, unloads it, again.  STORM:
+ * one of the storm's cgroups made so far (storm_path()), unloaded at once;
+ * otherwise one of the slots, the module held up to 100 ms.  load_in()
+ * returns 2 for a cgroup gone meanwhile (not a load), 3 for a module still
+ * loaded (an unload that gave up, already counted as a failure).
+ */
+static void loader(int id, const char *parent, const char *ko, bool storm)
 {
 	char cg[SLOT_MAX];
 	unsigned int seed = getpid();
-	int r;
+	int r, n;
 
 	while (!sh->stop) {
-		if (!sh->made) {
+		n = storm ? sh->made : SLOTS;
+		if (!n) {
 			usleep(10 * 1000);
 			continue;
 		}
-		storm_path(cg, sizeof(cg), parent, rand_r(&seed) % sh->made);
+		if (storm)
+			storm_path(cg, sizeof(cg), parent, rand_r(&seed) % n);
+		else
+			slot_path(cg, sizeof(cg), parent, rand_r(&seed) % n);
 		r = load_in(cg, ko);
 		if (r == 0) {
 			__atomic_add_fetch(&sh->loads, 1, __ATOMIC_RELAXED);
+			if (!storm)
+				usleep((rand_r(&seed) % 100) * 1000);
 			if (unload())
 				failed(id, "delete_module");
 			else
 				__atomic_add_fetch(&sh->unloads, 1, __ATOMIC_RELAXED);
-		} else if (r != 2) {
+		} else if (r == 2) {
+			usleep(10 * 1000);
+		} else {
 			__atomic_add_fetch(&sh->load_fails, 1, __ATOMIC_RELAXED);
-			failed(id, "finit_module");
+			if (r != 3)
+				failed(id, "finit_module");
 			unload();
 		}
 	}
@@ -615,7 +601,7 @@ TEST_F_TIMEOUT(stress, copy_storm_with_module_unloads, 600)
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid)
-		storm_loader(0, self->cg, ko);
+		loader(0, self->cg, ko, true);
 	tuner = fork();
 	ASSERT_GE(tuner, 0);
 	if (!tuner)
@@ -683,7 +669,7 @@ TEST_F_TIMEOUT(stress, mixed_load_with_churn, 600)
 		else if (i == WORKERS)
 			churner(i, self->cg);
 		else
-			loader(i, self->cg, ko);
+			loader(i, self->cg, ko, false);
 	}
 	while (time(NULL) < end) {
 		n = caches_with(needle, 0);
