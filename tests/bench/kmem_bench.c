@@ -60,7 +60,7 @@ static uint64_t kt_bench_ns(void)
 /* Run FN in a child process, in CG (NULL: stay in the root cgroup). */
 static int run_in(const char *cg, int (*fn)(void *), void *arg)
 {
-	return cg ? cg_run(cg, fn, arg) : fn(arg);
+	return cg ? kcg_run(cg, fn, arg) : fn(arg);
 }
 
 struct fast {
@@ -228,7 +228,7 @@ static void memory(int k, int rep)
 	drop_caches(3);
 	sleep(1);
 	slab0 = meminfo_slab();
-	if (cg_create_unique(parent, sizeof(parent), NULL, "benchmem") ||
+	if (kcg_create_unique(parent, sizeof(parent), NULL, "benchmem") ||
 	    make_tmpdir(dir, sizeof(dir), "benchmem"))
 		return;
 	for (i = 0; i < k; i++) {
@@ -237,13 +237,13 @@ static void memory(int k, int rep)
 		snprintf(name, sizeof(name), "m%d", i);
 		snprintf(d, sizeof(d), "%s/%s", dir, name);
 		mkdir(d, 0755);
-		if (cg_create(cg, sizeof(cg), parent, name) ||
-		    cg_run(cg, memfiles_fn, d))
+		if (kcg_create(cg, sizeof(cg), parent, name) ||
+		    kcg_run(cg, memfiles_fn, d))
 			printf("# memory workload: cgroup %d failed\n", i);
 	}
 	sleep(3);	/* statistics flush */
 	slab1 = meminfo_slab();
-	kmem = cg_u64(parent, "memory.kmem.usage_in_bytes");
+	kmem = kcg_u64(parent, "memory.kmem.usage_in_bytes");
 	printf("BENCH slab-%dcg-1000files all %d %llu bytes\n", k, rep,
 	       (unsigned long long)(slab1 - slab0));
 	printf("BENCH kmem-%dcg-1000files all %d %llu bytes\n", k, rep,
@@ -254,10 +254,10 @@ static void memory(int k, int rep)
 		snprintf(d, sizeof(d), "%s/m%d", dir, i);
 		remove_tree(d);
 		snprintf(cg, sizeof(cg), "%s/m%d", parent, i);
-		cg_remove(cg);
+		kcg_remove(cg);
 	}
 	rmdir(dir);
-	cg_remove(parent);
+	kcg_remove(parent);
 	drop_caches(3);
 	slab2 = meminfo_slab();
 	sleep(5);
@@ -320,15 +320,15 @@ static void sparse(int k, int rep)
 	drop_caches(3);
 	sleep(1);
 	slab0 = meminfo_slab();
-	if (cg_create_unique(parent, sizeof(parent), NULL, "benchsparse") ||
+	if (kcg_create_unique(parent, sizeof(parent), NULL, "benchsparse") ||
 	    make_tmpdir(dir, sizeof(dir), "benchsparse"))
 		return;
 	for (i = 0; i < k; i++) {
 		snprintf(name, sizeof(name), "s%d", i);
 		snprintf(d, sizeof(d), "%s/%s", dir, name);
 		mkdir(d, 0755);
-		if (cg_create(cg, sizeof(cg), parent, name) ||
-		    cg_run(cg, sparse_fn, d))
+		if (kcg_create(cg, sizeof(cg), parent, name) ||
+		    kcg_run(cg, sparse_fn, d))
 			printf("# sparse workload: cgroup %d failed\n", i);
 	}
 	sleep(3);	/* statistics flush */
@@ -339,10 +339,10 @@ static void sparse(int k, int rep)
 		snprintf(d, sizeof(d), "%s/s%d", dir, i);
 		remove_tree(d);
 		snprintf(cg, sizeof(cg), "%s/s%d", parent, i);
-		cg_remove(cg);
+		kcg_remove(cg);
 	}
 	rmdir(dir);
-	cg_remove(parent);
+	kcg_remove(parent);
 	drop_caches(3);
 	sleep(5);
 	drop_caches(3);
@@ -365,15 +365,15 @@ int main(int argc, char **argv)
 	/* Before any memcg exists: the cost of the feature when unused. */
 	for (rep = 1; rep <= reps; rep++)
 		fast_path(rep, "root");
-	if (cg_create_unique(child_cg, sizeof(child_cg), NULL, "bench"))
+	if (kcg_create_unique(child_cg, sizeof(child_cg), NULL, "bench"))
 		return 1;
 	for (rep = 1; rep <= reps; rep++) {
 		fast_path(rep, "root-key");
 		fast_path(rep, "child");
-		cg_run(child_cg, files_fn, &rep);
-		cg_run(child_cg, lookups_fn, &rep);
-		cg_run(child_cg, fork_fn, &rep);
-		cg_run(child_cg, pipe_fn, &rep);
+		kcg_run(child_cg, files_fn, &rep);
+		kcg_run(child_cg, lookups_fn, &rep);
+		kcg_run(child_cg, fork_fn, &rep);
+		kcg_run(child_cg, pipe_fn, &rep);
 	}
 	drop_caches(2);
 	for (rep = 1; rep <= 2; rep++) {

@@ -59,8 +59,8 @@ static const struct bad limit_bad[] = {
 static int check_bad(struct __test_metadata *_metadata, const char *cg,
 		     const char *file, const char *in, int err, uint64_t expect)
 {
-	int ret = cg_write(cg, file, in);
-	uint64_t now = cg_u64(cg, file);
+	int ret = kcg_write(cg, file, in);
+	uint64_t now = kcg_u64(cg, file);
 
 	if (ret != -err || now != expect) {
 		printf("# %s <- \"%.40s%s\" (%zu bytes): %s (want %s), reads %llu (want %llu)\n",
@@ -100,7 +100,7 @@ static int write_refused(const char *cg, const char *file)
 static int empty_write_is_noop(const char *cg, const char *file)
 {
 	char path[KMEM_PATH_MAX + 64];
-	uint64_t before = cg_u64(cg, file);
+	uint64_t before = kcg_u64(cg, file);
 	ssize_t n;
 	int fd;
 
@@ -110,9 +110,9 @@ static int empty_write_is_noop(const char *cg, const char *file)
 		return 1;
 	n = write(fd, "", 0);
 	close(fd);
-	if (n != 0 || cg_u64(cg, file) != before) {
+	if (n != 0 || kcg_u64(cg, file) != before) {
 		printf("# %s: empty write returned %zd, value %llu -> %llu\n", path, n,
-		       (unsigned long long)before, (unsigned long long)cg_u64(cg, file));
+		       (unsigned long long)before, (unsigned long long)kcg_u64(cg, file));
 		return 1;
 	}
 	return 0;
@@ -126,14 +126,14 @@ FIXTURE(cg) {
 FIXTURE_SETUP(cg)
 {
 	self->child[0] = '\0';
-	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "badin"));
+	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "badin"));
 }
 
 FIXTURE_TEARDOWN(cg)
 {
 	if (self->child[0])
-		cg_remove(self->child);
-	cg_remove(self->cg);
+		kcg_remove(self->child);
+	kcg_remove(self->cg);
 }
 
 /* memory.kmem.independent_kmem_limit: only "0" and "1", in either mode. */
@@ -142,10 +142,10 @@ TEST_F(cg, mode_file_refuses_bad_input)
 	int fails = 0, mode;
 	size_t i;
 
-	ASSERT_EQ(0, cg_u64(self->cg, MODE));
+	ASSERT_EQ(0, kcg_u64(self->cg, MODE));
 	for (mode = 0; mode <= 1; mode++) {
 		if (mode)
-			ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+			ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
 		for (i = 0; i < ARRAY_SIZE(mode_bad); i++)
 			fails += check_bad(_metadata, self->cg, MODE, mode_bad[i].in,
 					   mode_bad[i].err, mode);
@@ -154,10 +154,10 @@ TEST_F(cg, mode_file_refuses_bad_input)
 		fails += check_bad(_metadata, self->cg, MODE, repeat('1', LONG_BIG), E2BIG, mode);
 	}
 	/* Whitespace around a valid value is stripped. */
-	EXPECT_EQ(0, cg_write(self->cg, MODE, " 0\n"));
-	EXPECT_EQ(0, cg_u64(self->cg, MODE));
-	EXPECT_EQ(0, cg_write(self->cg, MODE, "\t1 \n"));
-	EXPECT_EQ(1, cg_u64(self->cg, MODE));
+	EXPECT_EQ(0, kcg_write(self->cg, MODE, " 0\n"));
+	EXPECT_EQ(0, kcg_u64(self->cg, MODE));
+	EXPECT_EQ(0, kcg_write(self->cg, MODE, "\t1 \n"));
+	EXPECT_EQ(1, kcg_u64(self->cg, MODE));
 	EXPECT_EQ(0, write_refused(self->cg, "memory.kmem.slabinfo"));
 	EXPECT_EQ(0, fails);
 }
@@ -180,8 +180,8 @@ TEST_F(cg, limit_in_mode0_as_6_1)
 	int fails = 0;
 	size_t i;
 
-	ASSERT_EQ(0, cg_u64(self->cg, MODE));
-	ASSERT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
+	ASSERT_EQ(0, kcg_u64(self->cg, MODE));
+	ASSERT_EQ(UNLIMITED, kcg_u64(self->cg, KLIMIT));
 	for (i = 0; i < ARRAY_SIZE(limit_6_1_accepts); i++)
 		fails += check_bad(_metadata, self->cg, KLIMIT, limit_6_1_accepts[i],
 				   0, UNLIMITED);
@@ -207,16 +207,16 @@ TEST_F(cg, limit_refuses_bad_input_in_mode1)
 	int fails = 0;
 	size_t i;
 
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
 	for (i = 0; i < ARRAY_SIZE(good); i++) {
-		EXPECT_EQ(0, cg_write(self->cg, KLIMIT, good[i].in)) {
+		EXPECT_EQ(0, kcg_write(self->cg, KLIMIT, good[i].in)) {
 			TH_LOG("\"%s\" refused", good[i].in);
 		}
-		EXPECT_EQ(good[i].val, cg_u64(self->cg, KLIMIT)) {
+		EXPECT_EQ(good[i].val, kcg_u64(self->cg, KLIMIT)) {
 			TH_LOG("after \"%s\"", good[i].in);
 		}
 	}
-	cur = cg_u64(self->cg, KLIMIT);
+	cur = kcg_u64(self->cg, KLIMIT);
 	ASSERT_EQ(128 * KMEM_MIB, cur);
 	fails += empty_write_is_noop(self->cg, KLIMIT);
 	for (i = 0; i < ARRAY_SIZE(limit_bad); i++)
@@ -236,8 +236,8 @@ TEST(root_refuses_every_write)
 	int fails = 0;
 	size_t i;
 
-	mode = cg_u64(root, MODE);
-	limit = cg_u64(root, KLIMIT);
+	mode = kcg_u64(root, MODE);
+	limit = kcg_u64(root, KLIMIT);
 	ASSERT_EQ(0, mode);
 	ASSERT_EQ(UNLIMITED, limit);
 	fails += check_bad(_metadata, root, MODE, "1", EINVAL, 0);
@@ -250,7 +250,7 @@ TEST(root_refuses_every_write)
 	for (i = 0; i < ARRAY_SIZE(limit_bad); i++)
 		fails += check_bad(_metadata, root, KLIMIT, limit_bad[i].in,
 				   EINVAL, UNLIMITED);
-	EXPECT_EQ(-EINVAL, cg_write(root, "memory.force_empty", "0"));
+	EXPECT_EQ(-EINVAL, kcg_write(root, "memory.force_empty", "0"));
 	fails += write_refused(root, "memory.kmem.slabinfo");
 	fails += write_refused(root, "memory.stat");
 	fails += write_refused(root, "memory.kmem.usage_in_bytes");
@@ -272,10 +272,10 @@ TEST_F(cg, removed_cgroup_files_answer_enodev)
 	size_t i;
 
 	/* Mode 1 starts under the root: the child inherits it. */
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
-	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->cg, "doomed"));
-	ASSERT_EQ(1, cg_u64(self->child, MODE));
-	ASSERT_EQ(0, cg_write(self->child, KLIMIT, "16M"));
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, kcg_create(self->child, sizeof(self->child), self->cg, "doomed"));
+	ASSERT_EQ(1, kcg_u64(self->child, MODE));
+	ASSERT_EQ(0, kcg_write(self->child, KLIMIT, "16M"));
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		int wr = !strcmp(files[i], MODE) || !strcmp(files[i], KLIMIT) ||
 			 !strcmp(files[i], "memory.force_empty");
@@ -286,7 +286,7 @@ TEST_F(cg, removed_cgroup_files_answer_enodev)
 			TH_LOG("open %s: %s", path, strerror(errno));
 		}
 	}
-	ASSERT_EQ(0, cg_remove(self->child));
+	ASSERT_EQ(0, kcg_remove(self->child));
 	self->child[0] = '\0';
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		errno = 0;

@@ -24,14 +24,14 @@ FIXTURE(cg) {
 
 FIXTURE_SETUP(cg)
 {
-	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "base"));
+	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "base"));
 	ASSERT_EQ(0, make_tmpdir(self->dir, sizeof(self->dir), "kmem-base"));
 }
 
 FIXTURE_TEARDOWN(cg)
 {
 	remove_tree(self->dir);
-	cg_remove(self->cg);
+	kcg_remove(self->cg);
 }
 
 /*
@@ -51,13 +51,13 @@ static long files_cost(struct __test_metadata *_metadata)
 /* A task that creates files in a child memcg raises its kmem usage. */
 TEST_F(cg, usage_rises_with_files)
 {
-	uint64_t before = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	uint64_t before = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	long cost = files_cost(_metadata);
 	uint64_t after;
 
 	ASSERT_NE(UINT64_MAX, before);
-	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, NFILES));
-	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, kcg_make_files(self->cg, self->dir, NFILES));
+	after = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	TH_LOG("kmem usage %llu -> %llu, objects cost %ld",
 	       (unsigned long long)before, (unsigned long long)after, cost);
 	/* Every object is charged: at least half the object bytes... */
@@ -69,13 +69,13 @@ TEST_F(cg, usage_rises_with_files)
 /* With the default mode kernel memory is part of memory.usage_in_bytes. */
 TEST_F(cg, kmem_in_memory_usage)
 {
-	uint64_t mem0 = cg_u64(self->cg, "memory.usage_in_bytes");
-	uint64_t kmem0 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	uint64_t mem0 = kcg_u64(self->cg, "memory.usage_in_bytes");
+	uint64_t kmem0 = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	uint64_t mem1, kmem1;
 
-	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, NFILES));
-	mem1 = cg_u64(self->cg, "memory.usage_in_bytes");
-	kmem1 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, kcg_make_files(self->cg, self->dir, NFILES));
+	mem1 = kcg_u64(self->cg, "memory.usage_in_bytes");
+	kmem1 = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	TH_LOG("memory %llu -> %llu, kmem %llu -> %llu",
 	       (unsigned long long)mem0, (unsigned long long)mem1,
 	       (unsigned long long)kmem0, (unsigned long long)kmem1);
@@ -86,16 +86,16 @@ TEST_F(cg, kmem_in_memory_usage)
 /* No limit was set, so nothing failed. */
 TEST_F(cg, failcnt_zero)
 {
-	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, NFILES));
-	ASSERT_EQ(0, cg_u64(self->cg, "memory.kmem.failcnt"));
+	ASSERT_EQ(0, kcg_make_files(self->cg, self->dir, NFILES));
+	ASSERT_EQ(0, kcg_u64(self->cg, "memory.kmem.failcnt"));
 }
 
 /* A cgroup whose objects outlive its tasks can still be removed. */
 TEST_F(cg, rmdir_with_charged_objects)
 {
-	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, NFILES));
-	ASSERT_GT(cg_u64(self->cg, "memory.kmem.usage_in_bytes"), 0);
-	ASSERT_EQ(0, cg_remove(self->cg));
+	ASSERT_EQ(0, kcg_make_files(self->cg, self->dir, NFILES));
+	ASSERT_GT(kcg_u64(self->cg, "memory.kmem.usage_in_bytes"), 0);
+	ASSERT_EQ(0, kcg_remove(self->cg));
 	ASSERT_EQ(0, access(self->cg, F_OK) == 0);
 }
 
@@ -111,11 +111,11 @@ TEST_F(cg, module_account_pages)
 	uint64_t before, after, freed;
 
 	ASSERT_TRUE(kt_present());
-	before = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
-	ASSERT_EQ(0, cg_run(self->cg, pages_fn, (void *)n));
-	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	before = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, kcg_run(self->cg, pages_fn, (void *)n));
+	after = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	ASSERT_EQ(0, kt_cmd("free"));
-	freed = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	freed = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	TH_LOG("kmem %llu -> %llu -> %llu", (unsigned long long)before,
 	       (unsigned long long)after, (unsigned long long)freed);
 	ASSERT_GE(after - before, (uint64_t)n * KMEM_PAGE);
@@ -134,12 +134,12 @@ TEST_F(cg, interrupt_remote_charge)
 	uint64_t before, after;
 
 	ASSERT_TRUE(kt_present());
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 4 2048 KERNEL|ACCOUNT"));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "kmalloc 4 2048 KERNEL|ACCOUNT"));
 	usleep(500 * 1000);
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 4 2048 KERNEL|ACCOUNT"));
-	before = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "atomic_remote 512 2048"));
-	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "kmalloc 4 2048 KERNEL|ACCOUNT"));
+	before = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "atomic_remote 512 2048"));
+	after = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	TH_LOG("kmem %llu -> %llu for 512 x 2 KiB allocated in a timer",
 	       (unsigned long long)before, (unsigned long long)after);
 	ASSERT_EQ(0, kt_cmd("free"));
@@ -158,9 +158,9 @@ TEST_F(cg, accounted_without_a_copy_charged)
 	uint64_t before, after;
 
 	ASSERT_TRUE(kt_present());
-	before = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 512 1024 KERNEL|ACCOUNT|NOFAIL"));
-	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	before = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "kmalloc 512 1024 KERNEL|ACCOUNT|NOFAIL"));
+	after = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	TH_LOG("kmem %llu -> %llu for 512 x 1 KiB __GFP_NOFAIL|__GFP_ACCOUNT",
 	       (unsigned long long)before, (unsigned long long)after);
 	EXPECT_GE(after - before, 512 * 1024 * 9 / 10);
@@ -172,9 +172,9 @@ TEST_F(cg, accounted_without_a_copy_charged)
 	 * holds at most a page, so the counter must grow by one at least.
 	 */
 	ASSERT_EQ(0, kt_cmd("cache_create %ld ACCOUNT", KMEM_PAGE));
-	before = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
-	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	before = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	after = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	TH_LOG("kmem %llu -> %llu for the first object of a SLAB_ACCOUNT cache",
 	       (unsigned long long)before, (unsigned long long)after);
 	EXPECT_GE(after - before, KMEM_PAGE);
@@ -184,7 +184,7 @@ TEST_F(cg, accounted_without_a_copy_charged)
 /* Limits cannot be set on the root cgroup. */
 TEST(root_kmem_limit_einval)
 {
-	EXPECT_EQ(-EINVAL, cg_write(NULL, "memory.kmem.limit_in_bytes", "1G"));
+	EXPECT_EQ(-EINVAL, kcg_write(NULL, "memory.kmem.limit_in_bytes", "1G"));
 }
 
 /*
@@ -194,13 +194,13 @@ TEST(root_kmem_limit_einval)
 TEST_F_TIMEOUT(cg, negative_sysfs_lookups_charged, 60)
 {
 	long dentry = slab_objsize("dentry");
-	uint64_t before = cg_u64(self->cg, "memory.kmem.usage_in_bytes"), after;
+	uint64_t before = kcg_u64(self->cg, "memory.kmem.usage_in_bytes"), after;
 	char prefix[64];
 
 	ASSERT_GT(dentry, 0);
 	snprintf(prefix, sizeof(prefix), "base-nx%d", getpid());
-	ASSERT_EQ(0, cg_negative_lookups(self->cg, prefix, 20000));
-	after = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, kcg_negative_lookups(self->cg, prefix, 20000));
+	after = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	TH_LOG("kmem %llu -> %llu for 20000 lookups", (unsigned long long)before,
 	       (unsigned long long)after);
 	ASSERT_GE(after - before, (uint64_t)20000 * dentry / 2);
@@ -210,7 +210,7 @@ TEST_F_TIMEOUT(cg, negative_sysfs_lookups_charged, 60)
 	 * slabs are empty).
 	 */
 	ASSERT_EQ(0, drop_caches(2));
-	ASSERT_LT(cg_wait_at_most(self->cg, "memory.kmem.usage_in_bytes",
+	ASSERT_LT(kcg_wait_at_most(self->cg, "memory.kmem.usage_in_bytes",
 				  before + (after - before) / 2, 10),
 		  before + (after - before) / 2);
 }
@@ -221,21 +221,21 @@ TEST_F_TIMEOUT(cg, rmdir_charges_move_to_parent, 60)
 	char child[KMEM_PATH_MAX];
 	uint64_t k0, k1, k2, k3;
 
-	ASSERT_EQ(0, cg_create(child, sizeof(child), self->cg, "child"));
-	k0 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
-	ASSERT_EQ(0, cg_make_files(child, self->dir, NFILES));
-	k1 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
-	ASSERT_EQ(0, cg_remove(child));
-	k2 = cg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, kcg_create(child, sizeof(child), self->cg, "child"));
+	k0 = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, kcg_make_files(child, self->dir, NFILES));
+	k1 = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
+	ASSERT_EQ(0, kcg_remove(child));
+	k2 = kcg_u64(self->cg, "memory.kmem.usage_in_bytes");
 	remove_tree(self->dir);
-	k3 = cg_wait_at_most(self->cg, "memory.kmem.usage_in_bytes", k0 + 256 * 1024, 10);
+	k3 = kcg_wait_at_most(self->cg, "memory.kmem.usage_in_bytes", k0 + 256 * 1024, 10);
 	TH_LOG("parent kmem %llu -> %llu -> rmdir %llu -> freed %llu",
 	       (unsigned long long)k0, (unsigned long long)k1,
 	       (unsigned long long)k2, (unsigned long long)k3);
 	ASSERT_GT(k1 - k0, (uint64_t)files_cost(_metadata) / 2);
 	EXPECT_LE(k2 > k1 ? k2 - k1 : k1 - k2, 256 * 1024);
 	EXPECT_LE(k3, k0 + 256 * 1024);
-	EXPECT_LE(cg_u64(self->cg, "memory.usage_in_bytes"), k1);
+	EXPECT_LE(kcg_u64(self->cg, "memory.usage_in_bytes"), k1);
 }
 
 /*
@@ -250,14 +250,14 @@ TEST_F(cg, old_runtime_kmem_limit_writes)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(writes); i++) {
-		EXPECT_EQ(0, cg_write(self->cg, "memory.kmem.limit_in_bytes", writes[i])) {
+		EXPECT_EQ(0, kcg_write(self->cg, "memory.kmem.limit_in_bytes", writes[i])) {
 			TH_LOG("writing \"%s\" failed", writes[i]);
 		}
 		EXPECT_EQ(9223372036854771712ULL,
-			  cg_u64(self->cg, "memory.kmem.limit_in_bytes"));
+			  kcg_u64(self->cg, "memory.kmem.limit_in_bytes"));
 	}
 	/* Garbage is refused as 6.1 refuses it. */
-	EXPECT_EQ(-EINVAL, cg_write(self->cg, "memory.kmem.limit_in_bytes", "lots"));
+	EXPECT_EQ(-EINVAL, kcg_write(self->cg, "memory.kmem.limit_in_bytes", "lots"));
 }
 
 static int many_files_fn(void *arg)
@@ -282,19 +282,19 @@ TEST_F_TIMEOUT(cg, child_stays_within_parent_memory_limit, 120)
 	uint64_t kmem, max_usage;
 	int ret, sig;
 
-	ASSERT_EQ(0, cg_write(self->cg, "memory.limit_in_bytes", "16M"));
-	ASSERT_EQ(0, cg_create(child, sizeof(child), self->cg, "child"));
-	ret = cg_write(child, "memory.kmem.independent_kmem_limit", "1");
+	ASSERT_EQ(0, kcg_write(self->cg, "memory.limit_in_bytes", "16M"));
+	ASSERT_EQ(0, kcg_create(child, sizeof(child), self->cg, "child"));
+	ret = kcg_write(child, "memory.kmem.independent_kmem_limit", "1");
 	TH_LOG("child's mode write: %s", ret ? strerror(-ret) : "accepted");
-	ret = cg_run_sig(child, many_files_fn, self->dir, &sig);
-	kmem = cg_u64(child, "memory.kmem.usage_in_bytes");
-	max_usage = cg_u64(self->cg, "memory.max_usage_in_bytes");
+	ret = kcg_run_sig(child, many_files_fn, self->dir, &sig);
+	kmem = kcg_u64(child, "memory.kmem.usage_in_bytes");
+	max_usage = kcg_u64(self->cg, "memory.max_usage_in_bytes");
 	TH_LOG("files task: exit %d signal %d; child kmem %llu, parent max usage %llu",
 	       ret, sig, (unsigned long long)kmem, (unsigned long long)max_usage);
 	remove_tree(self->dir);
 	EXPECT_LE(max_usage, limit + slack);
 	EXPECT_LE(kmem, limit + slack);
-	cg_remove(child);
+	kcg_remove(child);
 }
 
 TEST_HARNESS_MAIN

@@ -24,16 +24,16 @@ FIXTURE(tree) {
 FIXTURE_SETUP(tree)
 {
 	ASSERT_TRUE(kt_present());
-	ASSERT_EQ(0, cg_create_unique(self->parent, sizeof(self->parent), NULL, "bypass"));
-	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->parent, "c"));
+	ASSERT_EQ(0, kcg_create_unique(self->parent, sizeof(self->parent), NULL, "bypass"));
+	ASSERT_EQ(0, kcg_create(self->child, sizeof(self->child), self->parent, "c"));
 }
 
 FIXTURE_TEARDOWN(tree)
 {
 	kt_cmd("free");
 	kt_cmd("cache_destroy");
-	cg_remove(self->child);
-	cg_remove(self->parent);
+	kcg_remove(self->child);
+	kcg_remove(self->parent);
 }
 
 /* memory.stat is flushed every 2 s or so: poll for KEY >= MIN. */
@@ -43,7 +43,7 @@ static uint64_t stat_at_least(const char *cg, const char *key, uint64_t min)
 	int i;
 
 	for (i = 0; i < 50; i++) {
-		v = cg_stat(cg, key);
+		v = kcg_stat(cg, key);
 		if (v != UINT64_MAX && v >= min)
 			break;
 		usleep(100 * 1000);
@@ -59,13 +59,13 @@ TEST_F_TIMEOUT(tree, first_allocations_counted, 60)
 	 * Warm up: the first allocations of the cgroup's tasks (fork, the
 	 * module's file) are bypassed too; let their caches be created.
 	 */
-	ASSERT_EQ(0, cg_run(self->child, kt_cmd_fn, "free"));
+	ASSERT_EQ(0, kcg_run(self->child, kt_cmd_fn, "free"));
 	sleep(3);
-	own0 = cg_stat(self->child, "kernel_bypassed_memory");
+	own0 = kcg_stat(self->child, "kernel_bypassed_memory");
 	ASSERT_NE(UINT64_MAX, own0);
 	/* A fresh cache: the cgroup has no copy of it yet. */
 	ASSERT_EQ(0, kt_cmd("cache_create 512 0"));
-	ASSERT_EQ(0, cg_run(self->child, kt_cmd_fn, "cache_alloc 4 ATOMIC"));
+	ASSERT_EQ(0, kcg_run(self->child, kt_cmd_fn, "cache_alloc 4 ATOMIC"));
 	own = stat_at_least(self->child, "kernel_bypassed_memory", own0 + 512);
 	total = stat_at_least(self->parent, "total_kernel_bypassed_memory", own);
 	TH_LOG("child %llu -> %llu, parent total %llu", (unsigned long long)own0,
@@ -77,7 +77,7 @@ TEST_F_TIMEOUT(tree, first_allocations_counted, 60)
 	/* Freeing what was never charged changes nothing and warns nowhere. */
 	ASSERT_EQ(0, kt_cmd("free"));
 	sleep(3);
-	after_free = cg_stat(self->child, "kernel_bypassed_memory");
+	after_free = kcg_stat(self->child, "kernel_bypassed_memory");
 	EXPECT_GE(after_free, own);
 }
 

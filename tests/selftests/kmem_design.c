@@ -55,14 +55,14 @@ FIXTURE_SETUP(cg)
 	self->caches = kmemcaches_chosen();
 	TH_LOG("design: %s", self->caches ? "per-memcg caches (cgroup.memory=kmemcaches)" :
 	       "per-object (6.1, the default)");
-	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "design"));
+	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "design"));
 }
 
 FIXTURE_TEARDOWN(cg)
 {
 	kt_cmd("free");
 	kt_cmd("cache_destroy");
-	cg_remove(self->cg);
+	kcg_remove(self->cg);
 }
 
 /*
@@ -77,14 +77,14 @@ static int64_t charged_for_cache(struct __test_metadata *_metadata,
 	uint64_t before, after;
 
 	snprintf(cmd, sizeof(cmd), "cache_create %d %s", OBJSIZE, cflags);
-	if (kt_cmd("%s", cmd) || cg_run(cg, kt_cmd_fn, "cache_alloc 1 KERNEL"))
+	if (kt_cmd("%s", cmd) || kcg_run(cg, kt_cmd_fn, "cache_alloc 1 KERNEL"))
 		return -1;
 	usleep(200000 * kmem_scale());
-	before = cg_u64(cg, KUSAGE);
+	before = kcg_u64(cg, KUSAGE);
 	snprintf(cmd, sizeof(cmd), "cache_alloc %d KERNEL", NOBJ);
-	if (cg_run(cg, kt_cmd_fn, cmd))
+	if (kcg_run(cg, kt_cmd_fn, cmd))
 		return -1;
-	after = cg_u64(cg, KUSAGE);
+	after = kcg_u64(cg, KUSAGE);
 	TH_LOG("%s cache: kmem %llu -> %llu", cflags, (unsigned long long)before,
 	       (unsigned long long)after);
 	return (int64_t)(after - before);
@@ -127,19 +127,19 @@ TEST_F(cg, slabinfo_and_stat_follow_boot_choice)
 
 	ASSERT_TRUE(kt_present());
 	ASSERT_EQ(0, kt_cmd("cache_create %d 0", OBJSIZE));
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
 	usleep(200000 * kmem_scale());
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 64 KERNEL"));
-	n = cg_read(self->cg, "memory.kmem.slabinfo", buf, sizeof(buf));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 64 KERNEL"));
+	n = kcg_read(self->cg, "memory.kmem.slabinfo", buf, sizeof(buf));
 	ASSERT_GE(n, 0);
 	TH_LOG("memory.kmem.slabinfo: %zd bytes", n);
 	if (self->caches) {
 		EXPECT_NE(NULL, strstr(buf, "kmem_test_cache("));
-		EXPECT_NE(UINT64_MAX, cg_stat(self->cg, "kernel_bypassed_memory"));
+		EXPECT_NE(UINT64_MAX, kcg_stat(self->cg, "kernel_bypassed_memory"));
 	} else {
 		EXPECT_EQ(0, n);
-		EXPECT_EQ(UINT64_MAX, cg_stat(self->cg, "kernel_bypassed_memory"));
-		EXPECT_EQ(UINT64_MAX, cg_stat(self->cg, "total_kernel_bypassed_memory"));
+		EXPECT_EQ(UINT64_MAX, kcg_stat(self->cg, "kernel_bypassed_memory"));
+		EXPECT_EQ(UINT64_MAX, kcg_stat(self->cg, "total_kernel_bypassed_memory"));
 	}
 }
 

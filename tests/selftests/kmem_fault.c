@@ -160,7 +160,7 @@ FIXTURE_SETUP(cg)
 {
 	ASSERT_EQ(0, access(FF "/inject", W_OK)) TH_LOG("no fail_function in debugfs");
 	ASSERT_TRUE(kt_present());
-	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "fault"));
+	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "fault"));
 	ASSERT_EQ(0, kt_cmd("cache_create 192 0"));
 }
 
@@ -171,7 +171,7 @@ FIXTURE_TEARDOWN(cg)
 	put("/sys/kernel/debug/fail_page_alloc/probability", "0");
 	kt_cmd("free");
 	kt_cmd("cache_destroy");
-	cg_remove(self->cg);
+	kcg_remove(self->cg);
 }
 
 /*
@@ -184,26 +184,26 @@ static void creation_fails(struct __test_metadata *_metadata, const char *cg,
 	uint64_t by0, by1;
 	long injected;
 
-	by0 = cg_stat(cg, "kernel_bypassed_memory");
+	by0 = kcg_stat(cg, "kernel_bypassed_memory");
 	ASSERT_NE(UINT64_MAX, by0);
 	ASSERT_EQ(0, inject(func, retval));
 	/* Several rounds: each asks for the copy again once the last failed. */
 	for (int i = 0; i < 5; i++) {
-		ASSERT_EQ(0, cg_run(cg, cmd_fn, "cache_alloc 20 KERNEL"));
+		ASSERT_EQ(0, kcg_run(cg, cmd_fn, "cache_alloc 20 KERNEL"));
 		usleep(200 * 1000);
 	}
 	EXPECT_EQ(0, lines_of(COPY));
 	injected = uninject();
-	by1 = cg_stat(cg, "kernel_bypassed_memory");
+	by1 = kcg_stat(cg, "kernel_bypassed_memory");
 	TH_LOG("%s failed %ld times; 100 objects served from the original cache, "
 	       "kernel_bypassed_memory %llu -> %llu", func, injected,
 	       (unsigned long long)by0, (unsigned long long)by1);
 	EXPECT_LT(0, injected);
 	EXPECT_LE(by0 + 100 * 192, by1);
 	/* Fault off: the copy comes. */
-	ASSERT_EQ(0, cg_run(cg, cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, kcg_run(cg, cmd_fn, "cache_alloc 1 KERNEL"));
 	EXPECT_EQ(0, wait_lines(COPY, 1, 5));
-	ASSERT_EQ(0, cg_run(cg, cmd_fn, "cache_alloc 20 KERNEL"));
+	ASSERT_EQ(0, kcg_run(cg, cmd_fn, "cache_alloc 20 KERNEL"));
 	EXPECT_EQ(0, kt_cmd("free"));
 }
 
@@ -237,15 +237,15 @@ TEST_F(cg, slab_charge_fails)
 	long injected;
 	int ret;
 
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, kcg_run(self->cg, cmd_fn, "cache_alloc 1 KERNEL"));
 	ASSERT_EQ(0, wait_lines(COPY, 1, 5));
-	ASSERT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 1 KERNEL"));
-	k0 = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_run(self->cg, cmd_fn, "cache_alloc 1 KERNEL"));
+	k0 = kcg_u64(self->cg, KUSAGE);
 	ASSERT_EQ(0, inject("memcg_charge_slab", ENOMEM_RETVAL));
 	/* 2000 objects of 192 bytes need new slabs: the first new one fails. */
-	ret = cg_run(self->cg, cmd_fn, "cache_alloc 2000 KERNEL");
+	ret = kcg_run(self->cg, cmd_fn, "cache_alloc 2000 KERNEL");
 	injected = uninject();
-	k1 = cg_u64(self->cg, KUSAGE);
+	k1 = kcg_u64(self->cg, KUSAGE);
 	TH_LOG("charge failed %ld times; the command exited %d; kmem %llu -> %llu",
 	       injected, ret, (unsigned long long)k0, (unsigned long long)k1);
 	EXPECT_EQ(ENOMEM, ret);
@@ -253,10 +253,10 @@ TEST_F(cg, slab_charge_fails)
 	/* What was allocated before the failure stays charged, nothing more. */
 	EXPECT_EQ(0, kt_cmd("free"));
 	drop_caches(2);
-	k2 = cg_wait_at_most(self->cg, KUSAGE, k0, 10);
+	k2 = kcg_wait_at_most(self->cg, KUSAGE, k0, 10);
 	EXPECT_LE(k2, k0);
 	/* Fault off: the same command succeeds. */
-	EXPECT_EQ(0, cg_run(self->cg, cmd_fn, "cache_alloc 2000 KERNEL"));
+	EXPECT_EQ(0, kcg_run(self->cg, cmd_fn, "cache_alloc 2000 KERNEL"));
 	EXPECT_EQ(0, kt_cmd("free"));
 }
 
@@ -297,7 +297,7 @@ TEST_F(cg, failslab_and_fail_page_alloc_in_cgroup)
 		ASSERT_EQ(0, set_attr(attrs[i], "probability", "5"));
 	}
 	ASSERT_EQ(0, put("/sys/kernel/debug/fail_page_alloc/ignore-gfp-highmem", "N"));
-	EXPECT_EQ(0, cg_run(self->cg, files_failing_fn, dir));
+	EXPECT_EQ(0, kcg_run(self->cg, files_failing_fn, dir));
 	for (i = 0; i < 2; i++) {
 		set_attr(attrs[i], "probability", "0");
 		left[i] = get_attr(attrs[i], "times");
@@ -307,7 +307,7 @@ TEST_F(cg, failslab_and_fail_page_alloc_in_cgroup)
 	remove_tree(dir);
 	EXPECT_EQ(0, kt_cmd("free"));
 	drop_caches(2);
-	k = cg_wait_at_most(self->cg, KUSAGE, 512 * 1024, 20);
+	k = kcg_wait_at_most(self->cg, KUSAGE, 512 * 1024, 20);
 	TH_LOG("kmem after freeing: %llu", (unsigned long long)k);
 	EXPECT_LE(k, 512 * 1024);
 }

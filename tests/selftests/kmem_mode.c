@@ -28,7 +28,7 @@ FIXTURE(cg) {
 FIXTURE_SETUP(cg)
 {
 	self->child[0] = '\0';
-	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "mode"));
+	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "mode"));
 	ASSERT_EQ(0, make_tmpdir(self->dir, sizeof(self->dir), "kmem-mode"));
 }
 
@@ -36,8 +36,8 @@ FIXTURE_TEARDOWN(cg)
 {
 	remove_tree(self->dir);
 	if (self->child[0])
-		cg_remove(self->child);
-	cg_remove(self->cg);
+		kcg_remove(self->child);
+	kcg_remove(self->cg);
 }
 
 /* Create files until an error; exit status: 0 = stopped by ENOMEM/ENOSPC. */
@@ -61,19 +61,19 @@ static int nothing_fn(void *arg)
 
 TEST_F(cg, default_zero)
 {
-	ASSERT_EQ(0, cg_u64(self->cg, MODE));
+	ASSERT_EQ(0, kcg_u64(self->cg, MODE));
 }
 
 TEST_F(cg, accepts_0_and_1)
 {
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
-	ASSERT_EQ(1, cg_u64(self->cg, MODE));
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "0\n"));
-	ASSERT_EQ(0, cg_u64(self->cg, MODE));
-	ASSERT_EQ(0, cg_write(self->cg, MODE, " 1 \n"));
-	ASSERT_EQ(1, cg_u64(self->cg, MODE));
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(1, kcg_u64(self->cg, MODE));
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "0\n"));
+	ASSERT_EQ(0, kcg_u64(self->cg, MODE));
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, " 1 \n"));
+	ASSERT_EQ(1, kcg_u64(self->cg, MODE));
 	/* Writing the current value is a no-op that succeeds. */
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
 }
 
 TEST_F(cg, rejects_bad_values)
@@ -83,35 +83,35 @@ TEST_F(cg, rejects_bad_values)
 					   "01x", "99999999999999999999" };
 	unsigned int i;
 
-	ASSERT_EQ(0, cg_u64(self->cg, MODE));
+	ASSERT_EQ(0, kcg_u64(self->cg, MODE));
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		TH_LOG("writing '%s'", bad[i]);
-		EXPECT_EQ(-EINVAL, cg_write(self->cg, MODE, bad[i]));
-		EXPECT_EQ(0, cg_u64(self->cg, MODE));
+		EXPECT_EQ(-EINVAL, kcg_write(self->cg, MODE, bad[i]));
+		EXPECT_EQ(0, kcg_u64(self->cg, MODE));
 	}
 }
 
 TEST(root_rejects_writes)
 {
-	ASSERT_EQ(0, cg_u64(NULL, MODE));
-	EXPECT_EQ(-EINVAL, cg_write(NULL, MODE, "1"));
-	EXPECT_EQ(-EINVAL, cg_write(NULL, MODE, "0"));
-	EXPECT_EQ(0, cg_u64(NULL, MODE));
+	ASSERT_EQ(0, kcg_u64(NULL, MODE));
+	EXPECT_EQ(-EINVAL, kcg_write(NULL, MODE, "1"));
+	EXPECT_EQ(-EINVAL, kcg_write(NULL, MODE, "0"));
+	EXPECT_EQ(0, kcg_u64(NULL, MODE));
 }
 
 TEST_F(cg, busy_with_kmem)
 {
-	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 2000));
-	ASSERT_GT(cg_u64(self->cg, KUSAGE), 0);
-	EXPECT_EQ(-EBUSY, cg_write(self->cg, MODE, "1"));
-	EXPECT_EQ(0, cg_u64(self->cg, MODE));
+	ASSERT_EQ(0, kcg_make_files(self->cg, self->dir, 2000));
+	ASSERT_GT(kcg_u64(self->cg, KUSAGE), 0);
+	EXPECT_EQ(-EBUSY, kcg_write(self->cg, MODE, "1"));
+	EXPECT_EQ(0, kcg_u64(self->cg, MODE));
 }
 
 TEST_F(cg, busy_with_child)
 {
-	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->cg, "child"));
-	EXPECT_EQ(-EBUSY, cg_write(self->cg, MODE, "1"));
-	EXPECT_EQ(0, cg_u64(self->cg, MODE));
+	ASSERT_EQ(0, kcg_create(self->child, sizeof(self->child), self->cg, "child"));
+	EXPECT_EQ(-EBUSY, kcg_write(self->cg, MODE, "1"));
+	EXPECT_EQ(0, kcg_u64(self->cg, MODE));
 }
 
 /*
@@ -123,40 +123,40 @@ TEST_F(cg, mode_changes_after_child_removed)
 {
 	int i, ret = -1;
 
-	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->cg, "child"));
-	ASSERT_EQ(0, cg_remove(self->child));
+	ASSERT_EQ(0, kcg_create(self->child, sizeof(self->child), self->cg, "child"));
+	ASSERT_EQ(0, kcg_remove(self->child));
 	self->child[0] = '\0';
 	for (i = 0; i < 100; i++) {
-		ret = cg_write(self->cg, MODE, "1");
+		ret = kcg_write(self->cg, MODE, "1");
 		if (ret != -EBUSY)
 			break;
 		usleep(100 * 1000);
 	}
 	TH_LOG("mode write after %d tries: %d, kmem usage %llu", i + 1, ret,
-	       (unsigned long long)cg_u64(self->cg, KUSAGE));
+	       (unsigned long long)kcg_u64(self->cg, KUSAGE));
 	EXPECT_EQ(0, ret);
-	EXPECT_EQ(1, cg_u64(self->cg, MODE));
+	EXPECT_EQ(1, kcg_u64(self->cg, MODE));
 }
 
 /* Mode 1 covers a whole subtree: inherited, and a child cannot leave it. */
 TEST_F(cg, inherited_by_children)
 {
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
-	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->cg, "child"));
-	EXPECT_EQ(1, cg_u64(self->child, MODE));
-	EXPECT_EQ(-EINVAL, cg_write(self->child, MODE, "0"));
-	EXPECT_EQ(1, cg_u64(self->child, MODE));
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, kcg_create(self->child, sizeof(self->child), self->cg, "child"));
+	EXPECT_EQ(1, kcg_u64(self->child, MODE));
+	EXPECT_EQ(-EINVAL, kcg_write(self->child, MODE, "0"));
+	EXPECT_EQ(1, kcg_u64(self->child, MODE));
 }
 
 /* Mode 0 is 6.1's ABI: limit writes are accepted and change nothing. */
 TEST_F(cg, mode0_limit_write_ignored)
 {
-	ASSERT_EQ(0, cg_u64(self->cg, MODE));
-	EXPECT_EQ(0, cg_write(self->cg, KLIMIT, "16M"));
-	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
-	EXPECT_EQ(0, cg_write(self->cg, KLIMIT, "-1"));
-	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
-	EXPECT_EQ(0, cg_u64(self->cg, MODE));
+	ASSERT_EQ(0, kcg_u64(self->cg, MODE));
+	EXPECT_EQ(0, kcg_write(self->cg, KLIMIT, "16M"));
+	EXPECT_EQ(UNLIMITED, kcg_u64(self->cg, KLIMIT));
+	EXPECT_EQ(0, kcg_write(self->cg, KLIMIT, "-1"));
+	EXPECT_EQ(UNLIMITED, kcg_u64(self->cg, KLIMIT));
+	EXPECT_EQ(0, kcg_u64(self->cg, MODE));
 }
 
 /*
@@ -168,35 +168,35 @@ TEST_F(cg, mode1_refused_under_mode0_parent)
 {
 	char top[KMEM_PATH_MAX];
 
-	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->cg, "child"));
-	ASSERT_EQ(0, cg_u64(self->cg, MODE));
-	EXPECT_EQ(-EINVAL, cg_write(self->child, MODE, "1"));
-	EXPECT_EQ(0, cg_u64(self->child, MODE));
+	ASSERT_EQ(0, kcg_create(self->child, sizeof(self->child), self->cg, "child"));
+	ASSERT_EQ(0, kcg_u64(self->cg, MODE));
+	EXPECT_EQ(-EINVAL, kcg_write(self->child, MODE, "1"));
+	EXPECT_EQ(0, kcg_u64(self->child, MODE));
 	/*
 	 * A child of the root may (a fresh one: the parent stays EBUSY for a
 	 * moment after its child's rmdir, see mode_changes_after_child_removed).
 	 */
-	ASSERT_EQ(0, cg_create_unique(top, sizeof(top), NULL, "mode-top"));
-	EXPECT_EQ(0, cg_write(top, MODE, "1"));
-	EXPECT_EQ(1, cg_u64(top, MODE));
-	cg_remove(top);
+	ASSERT_EQ(0, kcg_create_unique(top, sizeof(top), NULL, "mode-top"));
+	EXPECT_EQ(0, kcg_write(top, MODE, "1"));
+	EXPECT_EQ(1, kcg_u64(top, MODE));
+	kcg_remove(top);
 }
 
 TEST_F(cg, mode1_limit_settable)
 {
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
-	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "64M"));
-	EXPECT_EQ(64ULL << 20, cg_u64(self->cg, KLIMIT));
-	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "1000000"));
-	EXPECT_EQ(1000000ULL / KMEM_PAGE * KMEM_PAGE, cg_u64(self->cg, KLIMIT));
-	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "-1"));
-	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
-	EXPECT_EQ(-EINVAL, cg_write(self->cg, KLIMIT, "lots"));
-	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "64M"));
+	EXPECT_EQ(64ULL << 20, kcg_u64(self->cg, KLIMIT));
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "1000000"));
+	EXPECT_EQ(1000000ULL / KMEM_PAGE * KMEM_PAGE, kcg_u64(self->cg, KLIMIT));
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "-1"));
+	EXPECT_EQ(UNLIMITED, kcg_u64(self->cg, KLIMIT));
+	EXPECT_EQ(-EINVAL, kcg_write(self->cg, KLIMIT, "lots"));
+	EXPECT_EQ(UNLIMITED, kcg_u64(self->cg, KLIMIT));
 	/* Back to mode 0: the limit goes with it. */
-	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "64M"));
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "0"));
-	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "64M"));
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "0"));
+	EXPECT_EQ(UNLIMITED, kcg_u64(self->cg, KLIMIT));
 }
 
 /* Mode 1: kernel memory shows in the kmem counter, not in memory.usage. */
@@ -204,12 +204,12 @@ TEST_F(cg, mode1_kmem_not_in_memory)
 {
 	uint64_t mem0, kmem0, mem1, kmem1;
 
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
-	mem0 = cg_u64(self->cg, "memory.usage_in_bytes");
-	kmem0 = cg_u64(self->cg, KUSAGE);
-	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 2000));
-	mem1 = cg_u64(self->cg, "memory.usage_in_bytes");
-	kmem1 = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
+	mem0 = kcg_u64(self->cg, "memory.usage_in_bytes");
+	kmem0 = kcg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_make_files(self->cg, self->dir, 2000));
+	mem1 = kcg_u64(self->cg, "memory.usage_in_bytes");
+	kmem1 = kcg_u64(self->cg, KUSAGE);
 	TH_LOG("memory %llu -> %llu, kmem %llu -> %llu",
 	       (unsigned long long)mem0, (unsigned long long)mem1,
 	       (unsigned long long)kmem0, (unsigned long long)kmem1);
@@ -224,24 +224,24 @@ TEST_F_TIMEOUT(cg, mode1_limit_enforced, 60)
 	const uint64_t limit = 4 * KMEM_MIB;
 	uint64_t usage, failcnt;
 
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
-	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "4M"));
-	ASSERT_EQ(0, cg_run(self->cg, files_until_fail_fn, self->dir));
-	usage = cg_u64(self->cg, KUSAGE);
-	failcnt = cg_u64(self->cg, "memory.kmem.failcnt");
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "4M"));
+	ASSERT_EQ(0, kcg_run(self->cg, files_until_fail_fn, self->dir));
+	usage = kcg_u64(self->cg, KUSAGE);
+	failcnt = kcg_u64(self->cg, "memory.kmem.failcnt");
 	TH_LOG("usage %llu, max %llu, failcnt %llu", (unsigned long long)usage,
-	       (unsigned long long)cg_u64(self->cg, "memory.kmem.max_usage_in_bytes"),
+	       (unsigned long long)kcg_u64(self->cg, "memory.kmem.max_usage_in_bytes"),
 	       (unsigned long long)failcnt);
 	EXPECT_LE(usage, limit);
-	EXPECT_LE(cg_u64(self->cg, "memory.kmem.max_usage_in_bytes"), limit);
+	EXPECT_LE(kcg_u64(self->cg, "memory.kmem.max_usage_in_bytes"), limit);
 	EXPECT_GT(failcnt, 0);
 	/*
 	 * Freeing the files makes the cgroup usable again (dentries and
 	 * inodes are freed after a grace period, their slabs after that).
 	 */
 	remove_tree(self->dir);
-	EXPECT_LT(cg_wait_at_most(self->cg, KUSAGE, limit / 4, 10), limit / 2);
-	EXPECT_EQ(0, cg_run(self->cg, nothing_fn, NULL));
+	EXPECT_LT(kcg_wait_at_most(self->cg, KUSAGE, limit / 4, 10), limit / 2);
+	EXPECT_EQ(0, kcg_run(self->cg, nothing_fn, NULL));
 }
 
 /*
@@ -274,13 +274,13 @@ TEST_F_TIMEOUT(cg, mode1_fault_at_limit_does_not_spin, 120)
 	char pid_s[32];
 	pid_t pid;
 
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
-	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "2M"));
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "2M"));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid) {
 		snprintf(pid_s, sizeof(pid_s), "%d", getpid());
-		if (cg_write(self->cg, "cgroup.procs", pid_s))
+		if (kcg_write(self->cg, "cgroup.procs", pid_s))
 			_exit(125);
 		_exit(pgtables_fn(NULL));
 	}
@@ -296,13 +296,13 @@ TEST_F_TIMEOUT(cg, mode1_fault_at_limit_does_not_spin, 120)
 	TH_LOG("after %d ms: %s %d; kmem usage %llu, failcnt %llu", waited_ms,
 	       WIFSIGNALED(status) ? "signal" : "exit",
 	       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
-	       (unsigned long long)cg_u64(self->cg, KUSAGE),
-	       (unsigned long long)cg_u64(self->cg, "memory.kmem.failcnt"));
+	       (unsigned long long)kcg_u64(self->cg, KUSAGE),
+	       (unsigned long long)kcg_u64(self->cg, "memory.kmem.failcnt"));
 	EXPECT_LT(waited_ms, limit_ms);
 	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	EXPECT_GT(cg_u64(self->cg, "memory.kmem.failcnt"), 0);
+	EXPECT_GT(kcg_u64(self->cg, "memory.kmem.failcnt"), 0);
 	/* A task being killed may charge past the limit on its way out. */
-	EXPECT_LE(cg_u64(self->cg, "memory.kmem.max_usage_in_bytes"),
+	EXPECT_LE(kcg_u64(self->cg, "memory.kmem.max_usage_in_bytes"),
 		  2 * KMEM_MIB + 256 * 1024);
 }
 
@@ -311,14 +311,14 @@ TEST_F(cg, hierarchy_parent_limit)
 {
 	const uint64_t limit = 4 * KMEM_MIB;
 
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
-	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "4M"));
-	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->cg, "child"));
-	EXPECT_EQ(UNLIMITED, cg_u64(self->child, KLIMIT));
-	ASSERT_EQ(0, cg_run(self->child, files_until_fail_fn, self->dir));
-	EXPECT_LE(cg_u64(self->cg, KUSAGE), limit);
-	EXPECT_GT(cg_u64(self->cg, "memory.kmem.failcnt"), 0);
-	EXPECT_GT(cg_u64(self->child, KUSAGE), limit / 2);
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "4M"));
+	ASSERT_EQ(0, kcg_create(self->child, sizeof(self->child), self->cg, "child"));
+	EXPECT_EQ(UNLIMITED, kcg_u64(self->child, KLIMIT));
+	ASSERT_EQ(0, kcg_run(self->child, files_until_fail_fn, self->dir));
+	EXPECT_LE(kcg_u64(self->cg, KUSAGE), limit);
+	EXPECT_GT(kcg_u64(self->cg, "memory.kmem.failcnt"), 0);
+	EXPECT_GT(kcg_u64(self->child, KUSAGE), limit / 2);
 }
 
 TEST_HARNESS_MAIN

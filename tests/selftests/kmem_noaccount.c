@@ -23,14 +23,14 @@ FIXTURE(cg) {
 FIXTURE_SETUP(cg)
 {
 	ASSERT_TRUE(kt_present());
-	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "noacct"));
+	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "noacct"));
 }
 
 FIXTURE_TEARDOWN(cg)
 {
 	kt_cmd("free");
 	kt_cmd("cache_destroy");
-	cg_remove(self->cg);
+	kcg_remove(self->cg);
 }
 
 /*
@@ -43,13 +43,13 @@ static int64_t growth(struct __test_metadata *_metadata, const char *cg,
 {
 	uint64_t before, after;
 
-	EXPECT_EQ(0, cg_run(cg, kt_cmd_fn, (void *)cmd));
+	EXPECT_EQ(0, kcg_run(cg, kt_cmd_fn, (void *)cmd));
 	EXPECT_EQ(0, kt_cmd("free"));
 	usleep(500 * 1000);
-	before = cg_u64(cg, KUSAGE);
+	before = kcg_u64(cg, KUSAGE);
 
-	EXPECT_EQ(0, cg_run(cg, kt_cmd_fn, (void *)cmd));
-	after = cg_u64(cg, KUSAGE);
+	EXPECT_EQ(0, kcg_run(cg, kt_cmd_fn, (void *)cmd));
+	after = kcg_u64(cg, KUSAGE);
 	TH_LOG("%s: kmem %llu -> %llu", cmd, (unsigned long long)before,
 	       (unsigned long long)after);
 	return (int64_t)(after - before);

@@ -30,16 +30,16 @@ FIXTURE(cg) {
 
 FIXTURE_SETUP(cg)
 {
-	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "reclaim"));
+	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "reclaim"));
 	ASSERT_EQ(0, make_tmpdir(self->dir, sizeof(self->dir), "kmem-reclaim"));
 	snprintf(self->prefix, sizeof(self->prefix), "nx%d", getpid());
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
 }
 
 FIXTURE_TEARDOWN(cg)
 {
 	remove_tree(self->dir);
-	cg_remove(self->cg);
+	kcg_remove(self->cg);
 }
 
 /*
@@ -51,11 +51,11 @@ TEST_F(cg, limit_hit_reclaims_dentries)
 {
 	uint64_t usage, max, failcnt;
 
-	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "2M"));
-	EXPECT_EQ(0, cg_negative_lookups(self->cg, self->prefix, 60000));
-	usage = cg_u64(self->cg, KUSAGE);
-	max = cg_u64(self->cg, "memory.kmem.max_usage_in_bytes");
-	failcnt = cg_u64(self->cg, "memory.kmem.failcnt");
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "2M"));
+	EXPECT_EQ(0, kcg_negative_lookups(self->cg, self->prefix, 60000));
+	usage = kcg_u64(self->cg, KUSAGE);
+	max = kcg_u64(self->cg, "memory.kmem.max_usage_in_bytes");
+	failcnt = kcg_u64(self->cg, "memory.kmem.failcnt");
 	TH_LOG("usage %llu max %llu failcnt %llu", (unsigned long long)usage,
 	       (unsigned long long)max, (unsigned long long)failcnt);
 	EXPECT_LE(max, 2 * KMEM_MIB);
@@ -69,13 +69,13 @@ TEST_F(cg, limit_write_reclaims)
 {
 	uint64_t before;
 
-	ASSERT_EQ(0, cg_negative_lookups(self->cg, self->prefix, 30000));
-	before = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_negative_lookups(self->cg, self->prefix, 30000));
+	before = kcg_u64(self->cg, KUSAGE);
 	TH_LOG("usage before %llu", (unsigned long long)before);
 	ASSERT_GT(before, 4 * KMEM_MIB);
-	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "2M"));
-	EXPECT_EQ(2 * KMEM_MIB, cg_u64(self->cg, KLIMIT));
-	EXPECT_LE(cg_u64(self->cg, KUSAGE), 2 * KMEM_MIB);
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "2M"));
+	EXPECT_EQ(2 * KMEM_MIB, kcg_u64(self->cg, KLIMIT));
+	EXPECT_LE(kcg_u64(self->cg, KUSAGE), 2 * KMEM_MIB);
 }
 
 /* What cannot be reclaimed (tmpfs files in use) makes the write fail. */
@@ -83,12 +83,12 @@ TEST_F(cg, limit_write_ebusy_when_pinned)
 {
 	uint64_t usage;
 
-	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 3000));
-	usage = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_make_files(self->cg, self->dir, 3000));
+	usage = kcg_u64(self->cg, KUSAGE);
 	ASSERT_GT(usage, KMEM_MIB);
-	EXPECT_EQ(-EBUSY, cg_write(self->cg, KLIMIT, "512K"));
-	EXPECT_EQ(UNLIMITED, cg_u64(self->cg, KLIMIT));
-	EXPECT_GE(cg_u64(self->cg, KUSAGE), usage / 2);
+	EXPECT_EQ(-EBUSY, kcg_write(self->cg, KLIMIT, "512K"));
+	EXPECT_EQ(UNLIMITED, kcg_u64(self->cg, KLIMIT));
+	EXPECT_GE(kcg_u64(self->cg, KUSAGE), usage / 2);
 }
 
 struct pages_req {
@@ -118,17 +118,17 @@ TEST_F(cg, multipage_reclaims_noretry_fails)
 	char buf[32];
 
 	ASSERT_TRUE(kt_present());
-	ASSERT_EQ(0, cg_negative_lookups(self->cg, self->prefix, 20000));
-	usage = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_negative_lookups(self->cg, self->prefix, 20000));
+	usage = kcg_u64(self->cg, KUSAGE);
 	limit = usage + 64 * KMEM_PAGE;	/* room for 16 of the 32 blocks */
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)limit);
-	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, buf));
-	EXPECT_EQ(1, cg_run(self->cg, pages_fn, &noretry));
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, buf));
+	EXPECT_EQ(1, kcg_run(self->cg, pages_fn, &noretry));
 	ASSERT_EQ(0, kt_cmd("free"));
-	EXPECT_EQ(0, cg_run(self->cg, pages_fn, &normal));
+	EXPECT_EQ(0, kcg_run(self->cg, pages_fn, &normal));
 	TH_LOG("usage %llu -> %llu, limit %llu", (unsigned long long)usage,
-	       (unsigned long long)cg_u64(self->cg, KUSAGE), (unsigned long long)limit);
-	EXPECT_LE(cg_u64(self->cg, KUSAGE), limit);
+	       (unsigned long long)kcg_u64(self->cg, KUSAGE), (unsigned long long)limit);
+	EXPECT_LE(kcg_u64(self->cg, KUSAGE), limit);
 	ASSERT_EQ(0, kt_cmd("free"));
 }
 
@@ -155,7 +155,7 @@ static void *churn_fn(void *arg)
 
 	while (!c->stop) {
 		t = now_ms();
-		if (cg_create_unique(cg, sizeof(cg), NULL, "bystander") || cg_remove(cg))
+		if (kcg_create_unique(cg, sizeof(cg), NULL, "bystander") || kcg_remove(cg))
 			break;
 		t = now_ms() - t;
 		if (t > c->worst_ms)
@@ -178,7 +178,7 @@ static pid_t lookups_for(const char *cg, const char *prefix, double secs)
 	if (pid)
 		return pid;
 	snprintf(pid_s, sizeof(pid_s), "%d", getpid());
-	if (cg_write(cg, "cgroup.procs", pid_s))
+	if (kcg_write(cg, "cgroup.procs", pid_s))
 		_exit(125);
 	end = now_ms() + secs * 1000;
 	for (i = 0; now_ms() < end; i++) {
@@ -207,14 +207,14 @@ TEST_F_TIMEOUT(cg, limit_writes_do_not_stall_mkdir, 180)
 	double t;
 	pid_t pid;
 
-	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 3000));
-	ASSERT_GT(cg_u64(self->cg, KUSAGE), KMEM_MIB);
+	ASSERT_EQ(0, kcg_make_files(self->cg, self->dir, 3000));
+	ASSERT_GT(kcg_u64(self->cg, KUSAGE), KMEM_MIB);
 	pid = lookups_for(self->cg, self->prefix, 4.0 * kmem_scale());
 	ASSERT_GE(pid, 0);
 	ASSERT_EQ(0, pthread_create(&th, NULL, churn_fn, &c));
 	usleep(200 * 1000);
 	t = now_ms();
-	ret = cg_write(self->cg, KLIMIT, "512K");
+	ret = kcg_write(self->cg, KLIMIT, "512K");
 	t = now_ms() - t;
 	waitpid(pid, &status, 0);
 	usleep(200 * 1000);

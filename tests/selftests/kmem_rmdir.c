@@ -31,15 +31,15 @@ FIXTURE(tree) {
 
 FIXTURE_SETUP(tree)
 {
-	ASSERT_EQ(0, cg_create_unique(self->parent, sizeof(self->parent), NULL, "rmdir"));
+	ASSERT_EQ(0, kcg_create_unique(self->parent, sizeof(self->parent), NULL, "rmdir"));
 	ASSERT_EQ(0, make_tmpdir(self->dir, sizeof(self->dir), "kmem-rmdir"));
 }
 
 FIXTURE_TEARDOWN(tree)
 {
 	remove_tree(self->dir);
-	cg_remove(self->child);
-	cg_remove(self->parent);
+	kcg_remove(self->child);
+	kcg_remove(self->parent);
 }
 
 static int64_t diff(uint64_t a, uint64_t b)
@@ -55,20 +55,20 @@ TEST_F_TIMEOUT(tree, mode1_charges_move_to_parent, 60)
 {
 	uint64_t k0, m0, k1, m1, k2, m2, k3, m3;
 
-	ASSERT_EQ(0, cg_write(self->parent, MODE, "1"));
-	ASSERT_EQ(0, cg_write(self->parent, "memory.kmem.limit_in_bytes", "256M"));
-	ASSERT_EQ(0, cg_create(self->child, sizeof(self->child), self->parent, "child"));
-	k0 = cg_u64(self->parent, KUSAGE);
-	m0 = cg_u64(self->parent, MUSAGE);
-	ASSERT_EQ(0, cg_make_files(self->child, self->dir, NFILES));
-	k1 = cg_u64(self->parent, KUSAGE);
-	m1 = cg_u64(self->parent, MUSAGE);
-	ASSERT_EQ(0, cg_remove(self->child));
-	k2 = cg_u64(self->parent, KUSAGE);
-	m2 = cg_u64(self->parent, MUSAGE);
+	ASSERT_EQ(0, kcg_write(self->parent, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(self->parent, "memory.kmem.limit_in_bytes", "256M"));
+	ASSERT_EQ(0, kcg_create(self->child, sizeof(self->child), self->parent, "child"));
+	k0 = kcg_u64(self->parent, KUSAGE);
+	m0 = kcg_u64(self->parent, MUSAGE);
+	ASSERT_EQ(0, kcg_make_files(self->child, self->dir, NFILES));
+	k1 = kcg_u64(self->parent, KUSAGE);
+	m1 = kcg_u64(self->parent, MUSAGE);
+	ASSERT_EQ(0, kcg_remove(self->child));
+	k2 = kcg_u64(self->parent, KUSAGE);
+	m2 = kcg_u64(self->parent, MUSAGE);
 	remove_tree(self->dir);
-	k3 = cg_wait_at_most(self->parent, KUSAGE, k0 + SLACK, 10);
-	m3 = cg_u64(self->parent, MUSAGE);
+	k3 = kcg_wait_at_most(self->parent, KUSAGE, k0 + SLACK, 10);
+	m3 = kcg_u64(self->parent, MUSAGE);
 	TH_LOG("parent kmem %llu -> %llu -> rmdir %llu -> freed %llu",
 	       (unsigned long long)k0, (unsigned long long)k1,
 	       (unsigned long long)k2, (unsigned long long)k3);
@@ -94,13 +94,13 @@ TEST_F(tree, mode1_force_empty_reclaims_kmem)
 	char prefix[64];
 	uint64_t before, after;
 
-	ASSERT_EQ(0, cg_write(self->parent, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(self->parent, MODE, "1"));
 	snprintf(prefix, sizeof(prefix), "fe-nx%d", getpid());
-	ASSERT_EQ(0, cg_negative_lookups(self->parent, prefix, 20000));
-	before = cg_u64(self->parent, KUSAGE);
+	ASSERT_EQ(0, kcg_negative_lookups(self->parent, prefix, 20000));
+	before = kcg_u64(self->parent, KUSAGE);
 	ASSERT_GT(before, 2 * KMEM_MIB);
-	ASSERT_EQ(0, cg_write(self->parent, "memory.force_empty", "0"));
-	after = cg_u64(self->parent, KUSAGE);
+	ASSERT_EQ(0, kcg_write(self->parent, "memory.force_empty", "0"));
+	after = kcg_u64(self->parent, KUSAGE);
 	TH_LOG("kmem %llu -> %llu after force_empty", (unsigned long long)before,
 	       (unsigned long long)after);
 	EXPECT_LT(after, before / 4);

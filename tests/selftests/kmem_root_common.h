@@ -32,7 +32,7 @@ static inline int root_lookups(long n)
 static inline uint64_t root_kmem_settled(void)
 {
 	usleep(2500 * 1000);
-	return cg_u64(NULL, KUSAGE);
+	return kcg_u64(NULL, KUSAGE);
 }
 
 #endif

@@ -131,7 +131,7 @@ FIXTURE(cg) {
 
 FIXTURE_SETUP(cg)
 {
-	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "slab"));
+	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "slab"));
 	ASSERT_EQ(0, make_tmpdir(self->dir, sizeof(self->dir), "kmem-slab"));
 }
 
@@ -141,7 +141,7 @@ FIXTURE_TEARDOWN(cg)
 	kt_cmd("cache_destroy");
 	kt_cmd("merge_destroy");
 	remove_tree(self->dir);
-	cg_remove(self->cg);
+	kcg_remove(self->cg);
 }
 
 /*
@@ -164,11 +164,11 @@ TEST_F(cg, child_caches_hold_the_objects)
 	 * SLUB, which adds their sysfs directories): wait for them first.
 	 */
 	ASSERT_EQ(0, make_tmpdir(warm, sizeof(warm), "kmem-slab-warm"));
-	ASSERT_EQ(0, cg_make_files(self->cg, warm, 5));
+	ASSERT_EQ(0, kcg_make_files(self->cg, warm, 5));
 	ASSERT_EQ(0, wait_cache(dentry, 1, 5)) TH_LOG("no cache %s", dentry);
 	ASSERT_EQ(0, wait_cache(inode, 1, 5)) TH_LOG("no cache %s", inode);
 	remove_tree(warm);
-	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 4000));
+	ASSERT_EQ(0, kcg_make_files(self->cg, self->dir, 4000));
 	ASSERT_EQ(0, slab_line(dentry, &d));
 	ASSERT_EQ(0, slab_line(inode, &i)) TH_LOG("no cache %s", inode);
 	TH_LOG("%s: %ld active; %s: %ld active", dentry, d.active, inode, i.active);
@@ -182,9 +182,9 @@ TEST_F(cg, child_caches_hold_the_objects)
 	 * the two reads comes before any reaping that the slab count missed.
 	 */
 	cg_suffix(self->cg, suffix, sizeof(suffix));
-	usage = cg_u64(self->cg, KUSAGE);
+	usage = kcg_u64(self->cg, KUSAGE);
 	bytes = slab_pages_bytes(suffix, &n);
-	usage2 = cg_u64(self->cg, KUSAGE);
+	usage2 = kcg_u64(self->cg, KUSAGE);
 	TH_LOG("%d caches of %s hold %ld bytes of slab; kmem usage %llu, then %llu", n,
 	       suffix, bytes, (unsigned long long)usage, (unsigned long long)usage2);
 	EXPECT_GE((usage > usage2 ? usage : usage2) + 64 * KMEM_PAGE, bytes);
@@ -201,20 +201,20 @@ TEST_F(cg, unflagged_cache_accounted)
 	ASSERT_EQ(0, kt_cmd("cache_create 512 0"));
 	child_name(name, sizeof(name), "kmem_test_cache", self->cg);
 	/* The first allocation asks for the copy; wait for it. */
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
 	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
-	before = cg_u64(self->cg, KUSAGE);
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 2048 KERNEL"));
-	after = cg_u64(self->cg, KUSAGE);
+	before = kcg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 2048 KERNEL"));
+	after = kcg_u64(self->cg, KUSAGE);
 	TH_LOG("kmem %llu -> %llu", (unsigned long long)before, (unsigned long long)after);
 	EXPECT_GE(after - before, 2048 * 512 * 9 / 10);
 	/* Plain kmalloc() too, without __GFP_ACCOUNT. */
 	before = after;
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 1 4096 KERNEL"));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "kmalloc 1 4096 KERNEL"));
 	child_name(name, sizeof(name), "kmalloc-4k", self->cg);
 	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 256 4096 KERNEL"));
-	after = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "kmalloc 256 4096 KERNEL"));
+	after = kcg_u64(self->cg, KUSAGE);
 	EXPECT_GE(after - before, 256 * 4096 * 9 / 10);
 }
 
@@ -226,14 +226,14 @@ TEST_F(cg, noaccount_and_irq_stay_in_root)
 	uint64_t before, after;
 
 	ASSERT_TRUE(kt_present());
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 1 2048 KERNEL"));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "kmalloc 1 2048 KERNEL"));
 	child_name(name, sizeof(name), "kmalloc-2k", self->cg);
 	ASSERT_EQ(0, wait_cache(name, 1, 5));
 	ASSERT_EQ(0, slab_line(name, &l0));
-	before = cg_u64(self->cg, KUSAGE);
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 512 2048 KERNEL|NOACCOUNT"));
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "atomic 512 2048"));
-	after = cg_u64(self->cg, KUSAGE);
+	before = kcg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "kmalloc 512 2048 KERNEL|NOACCOUNT"));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "atomic 512 2048"));
+	after = kcg_u64(self->cg, KUSAGE);
 	ASSERT_EQ(0, slab_line(name, &l1));
 	TH_LOG("kmem %llu -> %llu; %s active %ld -> %ld", (unsigned long long)before,
 	       (unsigned long long)after, name, l0.active, l1.active);
@@ -255,12 +255,12 @@ TEST_F(cg, first_atomic_allocation_deferred)
 	ASSERT_EQ(0, kt_cmd("cache_create 256 0"));
 	child_name(name, sizeof(name), "kmem_test_cache", self->cg);
 	ASSERT_NE(0, slab_line(name, &l));
-	before = cg_u64(self->cg, KUSAGE);
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 1 ATOMIC"));
-	mid = cg_u64(self->cg, KUSAGE);
+	before = kcg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 1 ATOMIC"));
+	mid = kcg_u64(self->cg, KUSAGE);
 	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 64 KERNEL"));
-	after = cg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 64 KERNEL"));
+	after = kcg_u64(self->cg, KUSAGE);
 	ASSERT_EQ(0, slab_line(name, &l));
 	TH_LOG("kmem %llu -> %llu -> %llu, %s active %ld", (unsigned long long)before,
 	       (unsigned long long)mid, (unsigned long long)after, name, l.active);
@@ -284,18 +284,18 @@ TEST_F(cg, names_unique_and_parseable)
 	char sp[KMEM_PATH_MAX], n1[512], n2[512], n3[512];
 	struct slabline l;
 
-	ASSERT_EQ(0, cg_create(a, sizeof(a), self->cg, "a"));
-	ASSERT_EQ(0, cg_create(b, sizeof(b), self->cg, "b"));
-	ASSERT_EQ(0, cg_create(fa, sizeof(fa), a, "foo"));
-	ASSERT_EQ(0, cg_create(fb, sizeof(fb), b, "foo"));
-	ASSERT_EQ(0, cg_create(sp, sizeof(sp), self->cg, "x y(1):z"));
-	ASSERT_EQ(0, cg_run(fa, files_small_fn, self->dir));
+	ASSERT_EQ(0, kcg_create(a, sizeof(a), self->cg, "a"));
+	ASSERT_EQ(0, kcg_create(b, sizeof(b), self->cg, "b"));
+	ASSERT_EQ(0, kcg_create(fa, sizeof(fa), a, "foo"));
+	ASSERT_EQ(0, kcg_create(fb, sizeof(fb), b, "foo"));
+	ASSERT_EQ(0, kcg_create(sp, sizeof(sp), self->cg, "x y(1):z"));
+	ASSERT_EQ(0, kcg_run(fa, files_small_fn, self->dir));
 	remove_tree(self->dir);
 	ASSERT_EQ(0, mkdir(self->dir, 0755));
-	ASSERT_EQ(0, cg_run(fb, files_small_fn, self->dir));
+	ASSERT_EQ(0, kcg_run(fb, files_small_fn, self->dir));
 	remove_tree(self->dir);
 	ASSERT_EQ(0, mkdir(self->dir, 0755));
-	ASSERT_EQ(0, cg_run(sp, files_small_fn, self->dir));
+	ASSERT_EQ(0, kcg_run(sp, files_small_fn, self->dir));
 	child_name(n1, sizeof(n1), "dentry", fa);
 	child_name(n2, sizeof(n2), "dentry", fb);
 	child_name(n3, sizeof(n3), "dentry", sp);
@@ -308,11 +308,11 @@ TEST_F(cg, names_unique_and_parseable)
 	EXPECT_EQ(0, wait_cache(n3, 1, 5));
 	EXPECT_EQ(0, slab_line(n3, &l));
 	remove_tree(self->dir);
-	cg_remove(sp);
-	cg_remove(fa);
-	cg_remove(fb);
-	cg_remove(a);
-	cg_remove(b);
+	kcg_remove(sp);
+	kcg_remove(fa);
+	kcg_remove(fb);
+	kcg_remove(a);
+	kcg_remove(b);
 }
 
 /*
@@ -325,14 +325,14 @@ TEST_F_TIMEOUT(cg, dead_caches_renamed_then_freed, 60)
 	uint64_t k0, k1, k2;
 	int i;
 
-	ASSERT_EQ(0, cg_create(child, sizeof(child), self->cg, "victim"));
+	ASSERT_EQ(0, kcg_create(child, sizeof(child), self->cg, "victim"));
 	child_name(dentry, sizeof(dentry), "dentry", child);
 	snprintf(dead, sizeof(dead), "%sdead", dentry);
-	k0 = cg_u64(self->cg, KUSAGE);
-	ASSERT_EQ(0, cg_make_files(child, self->dir, 4000));
+	k0 = kcg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_make_files(child, self->dir, 4000));
 	ASSERT_EQ(0, wait_cache(dentry, 1, 5));
-	k1 = cg_u64(self->cg, KUSAGE);
-	ASSERT_EQ(0, cg_remove(child));
+	k1 = kcg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_remove(child));
 	EXPECT_EQ(0, wait_cache(dead, 1, 5)) TH_LOG("no cache %s", dead);
 	EXPECT_NE(0, wait_cache(dentry, 1, 0));
 	/*
@@ -346,18 +346,18 @@ TEST_F_TIMEOUT(cg, dead_caches_renamed_then_freed, 60)
 
 		ASSERT_TRUE(f && fgets(val, sizeof(val), f));
 		fclose(f);
-		EXPECT_EQ(0, cg_write("/sys/kernel/slab/dentry", "min_partial", val));
+		EXPECT_EQ(0, kcg_write("/sys/kernel/slab/dentry", "min_partial", val));
 		snprintf(path, sizeof(path), "/sys/kernel/slab/dentry/cgroup/%s", dentry);
-		EXPECT_EQ(0, cg_u64(path, "min_partial")) TH_LOG("%s/min_partial", path);
-		EXPECT_EQ(0, cg_u64(path, "cpu_partial")) TH_LOG("%s/cpu_partial", path);
+		EXPECT_EQ(0, kcg_u64(path, "min_partial")) TH_LOG("%s/min_partial", path);
+		EXPECT_EQ(0, kcg_u64(path, "cpu_partial")) TH_LOG("%s/cpu_partial", path);
 	}
 	remove_tree(self->dir);
 	ASSERT_EQ(0, drop_caches(2));
 	/* Dead caches shrink at most once a second: give them a few. */
 	EXPECT_EQ(0, wait_cache(dead, 0, 10)) TH_LOG("%s still there", dead);
-	for (i = 0; i < 50 && cg_u64(self->cg, KUSAGE) > k0 + 256 * 1024; i++)
+	for (i = 0; i < 50 && kcg_u64(self->cg, KUSAGE) > k0 + 256 * 1024; i++)
 		usleep(100 * 1000);
-	k2 = cg_u64(self->cg, KUSAGE);
+	k2 = kcg_u64(self->cg, KUSAGE);
 	TH_LOG("parent kmem %llu -> %llu -> %llu", (unsigned long long)k0,
 	       (unsigned long long)k1, (unsigned long long)k2);
 	EXPECT_GT(k1 - k0, 4000 * 512);
@@ -410,7 +410,7 @@ static int slab_tuned(const char *root, const char *name)
 		return slab_line(name, &l) == 0 && l.limit == 60 &&
 		       l.batchcount == 30 && l.shared == 4;
 	slub_attr_path(dir, sizeof(dir), root, name, "");
-	return cg_u64(dir, "min_partial") == 7;
+	return kcg_u64(dir, "min_partial") == 7;
 }
 
 /*
@@ -424,24 +424,24 @@ TEST_F(cg, destroy_and_tune_reach_children)
 	struct slabline l;
 
 	ASSERT_TRUE(kt_present());
-	ASSERT_EQ(0, cg_create_unique(other, sizeof(other), NULL, "slab2"));
+	ASSERT_EQ(0, kcg_create_unique(other, sizeof(other), NULL, "slab2"));
 	ASSERT_EQ(0, kt_cmd("cache_create 128 0"));
 	child_name(n1, sizeof(n1), "kmem_test_cache", self->cg);
 	child_name(n2, sizeof(n2), "kmem_test_cache", other);
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
-	ASSERT_EQ(0, cg_run(other, kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, kcg_run(other, kt_cmd_fn, "cache_alloc 1 KERNEL"));
 	ASSERT_EQ(0, wait_cache(n1, 1, 5));
 	ASSERT_EQ(0, wait_cache(n2, 1, 5));
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 100 KERNEL"));
-	ASSERT_EQ(0, cg_run(other, kt_cmd_fn, "cache_alloc 100 KERNEL"));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 100 KERNEL"));
+	ASSERT_EQ(0, kcg_run(other, kt_cmd_fn, "cache_alloc 100 KERNEL"));
 
 	ASSERT_EQ(0, slab_tune("kmem_test_cache"));
 	EXPECT_TRUE(slab_tuned("kmem_test_cache", "kmem_test_cache"));
 	EXPECT_TRUE(slab_tuned("kmem_test_cache", n1)) TH_LOG("%s not tuned", n1);
 	EXPECT_TRUE(slab_tuned("kmem_test_cache", n2)) TH_LOG("%s not tuned", n2);
-	ASSERT_EQ(0, cg_create_unique(third, sizeof(third), NULL, "slab3"));
+	ASSERT_EQ(0, kcg_create_unique(third, sizeof(third), NULL, "slab3"));
 	child_name(n3, sizeof(n3), "kmem_test_cache", third);
-	ASSERT_EQ(0, cg_run(third, kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, kcg_run(third, kt_cmd_fn, "cache_alloc 1 KERNEL"));
 	ASSERT_EQ(0, wait_cache(n3, 1, 5));
 	EXPECT_TRUE(slab_tuned("kmem_test_cache", n3)) TH_LOG("new %s not tuned", n3);
 	/*
@@ -459,8 +459,8 @@ TEST_F(cg, destroy_and_tune_reach_children)
 	EXPECT_NE(0, slab_line(n1, &l));
 	EXPECT_NE(0, slab_line(n2, &l));
 	EXPECT_NE(0, slab_line(n3, &l));
-	cg_remove(other);
-	cg_remove(third);
+	kcg_remove(other);
+	kcg_remove(third);
 }
 
 /*
@@ -477,7 +477,7 @@ TEST_F(cg, merged_cache_served_by_grown_copy)
 	ASSERT_TRUE(kt_present());
 	ASSERT_EQ(0, kt_cmd("merge_create 1"));
 	child_name(name, sizeof(name), "kmem_test_merge", self->cg);
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "merge_check 1"));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "merge_check 1"));
 	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
 	ret = kt_cmd("merge_create 2");
 	/* Debugging options (red zones, KASAN) keep caches apart. */
@@ -485,7 +485,7 @@ TEST_F(cg, merged_cache_served_by_grown_copy)
 		TH_LOG("the caches were not merged: checking the second alone");
 	else
 		ASSERT_EQ(0, ret);
-	EXPECT_EQ(0, cg_run(self->cg, kt_cmd_fn, "merge_check 256"))
+	EXPECT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "merge_check 256"))
 		TH_LOG("objects of the merged cache short or not zeroed (dmesg)");
 	EXPECT_EQ(0, kt_cmd("merge_destroy"));
 }
@@ -507,9 +507,9 @@ static void stress_task(const char *parent, int n, time_t end)
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	while (time(NULL) < end) {
 		snprintf(name, sizeof(name), "w%d-%d", n, round++);
-		if (cg_create(cg, sizeof(cg), parent, name))
+		if (kcg_create(cg, sizeof(cg), parent, name))
 			_exit(2);
-		if (cg_write(cg, "cgroup.procs", pid))
+		if (kcg_write(cg, "cgroup.procs", pid))
 			_exit(3);
 		if (make_tmpdir(dir, sizeof(dir), "kmem-stress"))
 			_exit(4);
@@ -523,9 +523,9 @@ static void stress_task(const char *parent, int n, time_t end)
 		}
 		remove_tree(dir);
 		/* Back to the parent, then the cgroup goes. */
-		if (cg_write(parent, "cgroup.procs", pid))
+		if (kcg_write(parent, "cgroup.procs", pid))
 			_exit(5);
-		cg_remove(cg);
+		kcg_remove(cg);
 	}
 	_exit(0);
 }
@@ -544,7 +544,7 @@ TEST_F_TIMEOUT(cg, concurrent_create_remove, 120)
 	int i, status, fails = 0, left = STRESS_TASKS, seen = 0, n;
 
 	drop_caches(2);
-	k0 = cg_u64(self->cg, KUSAGE);
+	k0 = kcg_u64(self->cg, KUSAGE);
 	for (i = 0; i < STRESS_TASKS; i++) {
 		pids[i] = fork();
 		ASSERT_GE(pids[i], 0);
@@ -582,9 +582,9 @@ TEST_F_TIMEOUT(cg, concurrent_create_remove, 120)
 		slabinfo_copies(":w", 0, 1);
 	EXPECT_EQ(0, slabinfo_copies(":w", 1, 0));
 	EXPECT_LE(stress_caches(), 4 * STRESS_TASKS);
-	for (i = 0; i < 100 && cg_u64(self->cg, KUSAGE) > k0 + 512 * 1024; i++)
+	for (i = 0; i < 100 && kcg_u64(self->cg, KUSAGE) > k0 + 512 * 1024; i++)
 		usleep(100 * 1000);
-	k1 = cg_u64(self->cg, KUSAGE);
+	k1 = kcg_u64(self->cg, KUSAGE);
 	TH_LOG("parent kmem %llu before, %llu after (%d tenths waited)",
 	       (unsigned long long)k0, (unsigned long long)k1, i);
 	EXPECT_LE(k1, k0 + 512 * 1024);
@@ -633,11 +633,11 @@ TEST_F(cg, offslab_freelist_not_charged)
 	ASSERT_TRUE(kt_present());
 	ASSERT_EQ(0, kt_cmd("cache_create 1024 0"));
 	ASSERT_EQ(0, slab_line("kmem_test_cache", &l));
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "kmalloc 8 32 KERNEL"));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "kmalloc 8 32 KERNEL"));
 	child_name(name, sizeof(name), "kmalloc-32", self->cg);
 	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
 	a0 = kmalloc_copies_active(self->cg);
-	ASSERT_EQ(0, cg_run(self->cg, kt_cmd_fn, "cache_alloc 400 KERNEL|NOACCOUNT"));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 400 KERNEL|NOACCOUNT"));
 	a1 = kmalloc_copies_active(self->cg);
 	TH_LOG("kmem_test_cache: %ld objects per slab of %ld pages; the cgroup's kmalloc copies: "
 	       "%ld -> %ld active objects for 100 slabs grown", l.objperslab, l.pagesperslab,
@@ -698,8 +698,8 @@ TEST_F_TIMEOUT(cg, proc_slabinfo_bounded_with_many_cgroups, 600)
 	ASSERT_GT(lines0, 2);
 	for (i = 0; i < many; i++) {
 		snprintf(name, sizeof(name), "many%d", i);
-		ASSERT_EQ(0, cg_create(child, sizeof(child), self->cg, name));
-		ASSERT_EQ(0, cg_run(child, touch_fn, self->dir));
+		ASSERT_EQ(0, kcg_create(child, sizeof(child), self->cg, name));
+		ASSERT_EQ(0, kcg_run(child, touch_fn, self->dir));
 	}
 	/* On the series, wait until the copies are made (by a worker). */
 	for (i = 0; i < 100 * kmem_scale(); i++) {
@@ -716,7 +716,7 @@ TEST_F_TIMEOUT(cg, proc_slabinfo_bounded_with_many_cgroups, 600)
 	EXPECT_LE(lines1, lines0 + 20);
 	for (i = 0; i < many; i++) {
 		snprintf(gone, sizeof(gone), "%s/many%d", self->cg, i);
-		EXPECT_EQ(0, cg_remove(gone));
+		EXPECT_EQ(0, kcg_remove(gone));
 	}
 }
 

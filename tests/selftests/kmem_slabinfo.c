@@ -29,14 +29,14 @@ FIXTURE(cg) {
 
 FIXTURE_SETUP(cg)
 {
-	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "sinfo"));
+	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "sinfo"));
 	ASSERT_EQ(0, make_tmpdir(self->dir, sizeof(self->dir), "kmem-sinfo"));
 }
 
 FIXTURE_TEARDOWN(cg)
 {
 	remove_tree(self->dir);
-	cg_remove(self->cg);
+	kcg_remove(self->cg);
 }
 
 /* Find NAME's line in TEXT (slabinfo format); 0 if found. */
@@ -58,7 +58,7 @@ static int find_line(const char *text, const char *name, long *active, long *num
 
 TEST_F(cg, empty_cgroup_header_only)
 {
-	ASSERT_GT(cg_read(self->cg, "memory.kmem.slabinfo", buf, sizeof(buf)), 0);
+	ASSERT_GT(kcg_read(self->cg, "memory.kmem.slabinfo", buf, sizeof(buf)), 0);
 	EXPECT_STREQ(HEADER "\n", buf);
 }
 
@@ -80,15 +80,15 @@ TEST_F(cg, lists_caches_with_slabinfo_numbers)
 	 * SLUB, which adds its sysfs directory): wait for it, then 2,000
 	 * files go into it.
 	 */
-	cg_negative_lookups(self->cg, "sinfo-warm", 20);
+	kcg_negative_lookups(self->cg, "sinfo-warm", 20);
 	for (int i = 0; i < 50; i++) {
-		ASSERT_GT(cg_read(self->cg, "memory.kmem.slabinfo", buf, sizeof(buf)), 0);
+		ASSERT_GT(kcg_read(self->cg, "memory.kmem.slabinfo", buf, sizeof(buf)), 0);
 		if (strstr(buf, name))
 			break;
 		usleep(100 * 1000);
 	}
-	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 2000));
-	ASSERT_GT(cg_read(self->cg, "memory.kmem.slabinfo", buf, sizeof(buf)), 0);
+	ASSERT_EQ(0, kcg_make_files(self->cg, self->dir, 2000));
+	ASSERT_GT(kcg_read(self->cg, "memory.kmem.slabinfo", buf, sizeof(buf)), 0);
 	ASSERT_EQ(0, find_line(buf, name, &a1, &n1, &o1)) TH_LOG("%s not in:\n%s", name, buf);
 	/* The copy's line in the list of every copy, /proc/slabinfo format. */
 	f = slabinfo_open_copies();
@@ -124,8 +124,8 @@ TEST_F(cg, root_lists_unowned_caches)
 {
 	long a, n, o;
 
-	ASSERT_EQ(0, cg_make_files(self->cg, self->dir, 2000));
-	ASSERT_GT(cg_read(NULL, "memory.kmem.slabinfo", buf, sizeof(buf)), 0);
+	ASSERT_EQ(0, kcg_make_files(self->cg, self->dir, 2000));
+	ASSERT_GT(kcg_read(NULL, "memory.kmem.slabinfo", buf, sizeof(buf)), 0);
 	EXPECT_EQ(0, strncmp(buf, HEADER "\n", strlen(HEADER) + 1));
 	EXPECT_EQ(0, find_line(buf, "dentry", &a, &n, &o));
 	EXPECT_EQ(0, find_line(buf, "kmalloc-64", &a, &n, &o));
@@ -165,7 +165,7 @@ TEST_F(cg, root_file_private_as_proc_slabinfo)
 {
 	EXPECT_EQ(-EACCES, open_as_nobody(NULL));
 	EXPECT_EQ(0, open_as_nobody(self->cg));
-	EXPECT_GT(cg_read(NULL, "memory.kmem.slabinfo", buf, sizeof(buf)), 0);
+	EXPECT_GT(kcg_read(NULL, "memory.kmem.slabinfo", buf, sizeof(buf)), 0);
 }
 
 TEST_HARNESS_MAIN

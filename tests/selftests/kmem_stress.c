@@ -278,7 +278,7 @@ static void worker(int id, const char *parent, const char *tmp)
 	while (!sh->stop) {
 		slot_path(slot, sizeof(slot), parent, rand_r(&seed) % SLOTS);
 		/* The slot may be gone or going: then stay in the parent. */
-		if (!cg_write(slot, "cgroup.procs", pid))
+		if (!kcg_write(slot, "cgroup.procs", pid))
 			count(OP_MOVES, 1);
 		switch ((enum op)(rand_r(&seed) % OP_MOVES)) {
 		case OP_FILES:
@@ -308,7 +308,7 @@ static void worker(int id, const char *parent, const char *tmp)
 		}
 		if (r)
 			failed(id, "workload");
-		if (cg_write(parent, "cgroup.procs", pid))
+		if (kcg_write(parent, "cgroup.procs", pid))
 			failed(id, "back to the parent");
 	}
 	remove_tree(dir);
@@ -362,7 +362,7 @@ static int load_in(const char *cg, const char *ko)
 		return -1;
 	if (!p) {
 		snprintf(pid, sizeof(pid), "%d", getpid());
-		if (cg_write(cg, "cgroup.procs", pid))
+		if (kcg_write(cg, "cgroup.procs", pid))
 			_exit(2);	/* slot gone: not a load */
 		fd = open(ko, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || syscall(SYS_finit_module, fd, "", 0))
@@ -412,7 +412,7 @@ FIXTURE_SETUP(stress)
 	ASSERT_NE(NULL, sh);
 	/* A process group of our own: slot names carry its id. */
 	setpgid(0, 0);
-	ASSERT_EQ(0, cg_create_unique(self->cg, sizeof(self->cg), NULL, "stress"));
+	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "stress"));
 	ASSERT_EQ(0, make_tmpdir(self->tmp, sizeof(self->tmp), "kmem-stress"));
 }
 
@@ -426,7 +426,7 @@ FIXTURE_TEARDOWN(stress)
 		rmdir(slot);
 	}
 	remove_tree(self->tmp);
-	cg_remove(self->cg);
+	kcg_remove(self->cg);
 	munmap(sh, sizeof(*sh));
 }
 
@@ -481,8 +481,8 @@ static void storm_tuner_slub(void)
 		if (f)
 			fclose(f);
 		if (val[0])
-			cg_write("/sys/kernel/slab/dentry", "min_partial", val);
-		cg_write("/sys/kernel/slab/dentry", "shrink", "1");
+			kcg_write("/sys/kernel/slab/dentry", "min_partial", val);
+		kcg_write("/sys/kernel/slab/dentry", "shrink", "1");
 		usleep(500 * 1000);
 	}
 	_exit(0);
@@ -614,7 +614,7 @@ TEST_F_TIMEOUT(stress, copy_storm_with_module_unloads, 600)
 			storm_path(cg, sizeof(cg), self->cg, i);
 			ASSERT_EQ(0, mkdir(cg, 0755)) TH_LOG("mkdir %s: %s", cg, strerror(errno));
 			sh->made = i + 1;
-			ASSERT_EQ(0, cg_run(cg, storm_touch, self->tmp));
+			ASSERT_EQ(0, kcg_run(cg, storm_touch, self->tmp));
 		}
 		i = caches_with(needle, 0);
 		copies = i > copies ? i : copies;
@@ -625,7 +625,7 @@ TEST_F_TIMEOUT(stress, copy_storm_with_module_unloads, 600)
 		for (i = storm - 1; i >= 0; i--) {
 			storm_path(cg, sizeof(cg), self->cg, i);
 			sh->made = i;
-			EXPECT_EQ(0, cg_remove(cg));
+			EXPECT_EQ(0, kcg_remove(cg));
 		}
 	}
 	usleep(2000 * 1000);
@@ -656,7 +656,7 @@ TEST_F_TIMEOUT(stress, mixed_load_with_churn, 600)
 	ASSERT_EQ(0, unload());
 	snprintf(needle, sizeof(needle), ":st%dx", (int)getpgrp());
 	drop_caches(2);
-	k0 = cg_u64(self->cg, KUSAGE);
+	k0 = kcg_u64(self->cg, KUSAGE);
 	start = time(NULL);
 	end = start + secs;
 	for (i = 0; i < WORKERS + 2; i++) {
@@ -676,7 +676,7 @@ TEST_F_TIMEOUT(stress, mixed_load_with_churn, 600)
 		seen = n > seen ? n : seen;
 		n = caches_with("kmem_churn(", 0);
 		seen_churn = n > seen_churn ? n : seen_churn;
-		v = cg_u64(self->cg, KUSAGE);
+		v = kcg_u64(self->cg, KUSAGE);
 		peak = v != UINT64_MAX && v > peak ? v : peak;
 		usleep(200 * 1000);
 	}
@@ -695,7 +695,7 @@ TEST_F_TIMEOUT(stress, mixed_load_with_churn, 600)
 	for (k = 0; k < SLOTS; k++) {
 		slot_path(slot, sizeof(slot), self->cg, k);
 		if (!access(slot, F_OK)) {
-			EXPECT_EQ(0, cg_remove(slot));
+			EXPECT_EQ(0, kcg_remove(slot));
 			sh->removed++;
 		}
 	}
@@ -720,7 +720,7 @@ TEST_F_TIMEOUT(stress, mixed_load_with_churn, 600)
 	 * keep their copy, charged to the parent: those are listed.
 	 */
 	for (i = 0; i < DEAD_SECS * 10 * kmem_scale(); i++) {
-		k1 = cg_u64(self->cg, KUSAGE);
+		k1 = kcg_u64(self->cg, KUSAGE);
 		if (!slabinfo_copies(needle, 1, 0) && k1 <= k0 + MIXED_SLACK)
 			break;
 		usleep(100 * 1000);
@@ -766,7 +766,7 @@ TEST_F_TIMEOUT(stress, memcg_oom_in_mode0, 180)
 	uint64_t u, k;
 	char oom[512], *p;
 
-	ASSERT_EQ(0, cg_write(self->cg, "memory.limit_in_bytes", "24M"));
+	ASSERT_EQ(0, kcg_write(self->cg, "memory.limit_in_bytes", "24M"));
 	for (i = 0; i < 4; i++) {
 		pids[i] = fork();
 		ASSERT_GE(pids[i], 0);
@@ -775,7 +775,7 @@ TEST_F_TIMEOUT(stress, memcg_oom_in_mode0, 180)
 
 			memset(hogbuf, 'h', sizeof(hogbuf));
 			snprintf(pid, sizeof(pid), "%d", getpid());
-			if (cg_write(self->cg, "cgroup.procs", pid))
+			if (kcg_write(self->cg, "cgroup.procs", pid))
 				_exit(9);
 			_exit(pipe_hog(secs));
 		}
@@ -787,16 +787,16 @@ TEST_F_TIMEOUT(stress, memcg_oom_in_mode0, 180)
 		else if (!WIFEXITED(status) || WEXITSTATUS(status))
 			other++;
 	}
-	ASSERT_LT(0, cg_read(self->cg, "memory.oom_control", oom, sizeof(oom)));
+	ASSERT_LT(0, kcg_read(self->cg, "memory.oom_control", oom, sizeof(oom)));
 	p = strstr(oom, "oom_kill ");
 	TH_LOG("4 pipe hogs under a 24 MiB limit: %d killed by the OOM killer (%s), failcnt %llu",
-	       killed, p ? p + 9 : "?", (unsigned long long)cg_u64(self->cg, "memory.failcnt"));
+	       killed, p ? p + 9 : "?", (unsigned long long)kcg_u64(self->cg, "memory.failcnt"));
 	EXPECT_EQ(0, other);
 	EXPECT_LT(0, killed);
 	/* SLUB: the cgroup's copies keep empty slabs until shrunk. */
 	slab_shrink_all();
-	u = cg_wait_at_most(self->cg, USAGE, SLACK, 30);
-	k = cg_wait_at_most(self->cg, KUSAGE, SLACK, 30);
+	u = kcg_wait_at_most(self->cg, USAGE, SLACK, 30);
+	k = kcg_wait_at_most(self->cg, KUSAGE, SLACK, 30);
 	TH_LOG("after: usage %llu, kmem %llu", (unsigned long long)u, (unsigned long long)k);
 	EXPECT_LE(u, SLACK);
 	EXPECT_LE(k, SLACK);
@@ -872,8 +872,8 @@ TEST_F_TIMEOUT(stress, kmem_limit_failures_in_mode1, 180)
 	pid_t pids[4];
 	uint64_t k;
 
-	ASSERT_EQ(0, cg_write(self->cg, MODE, "1"));
-	ASSERT_EQ(0, cg_write(self->cg, KLIMIT, "6M"));
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "6M"));
 	for (i = 0; i < 4; i++) {
 		pids[i] = fork();
 		ASSERT_GE(pids[i], 0);
@@ -882,7 +882,7 @@ TEST_F_TIMEOUT(stress, kmem_limit_failures_in_mode1, 180)
 
 			memset(hogbuf, 'k', sizeof(hogbuf));
 			snprintf(pid, sizeof(pid), "%d", getpid());
-			if (cg_write(self->cg, "cgroup.procs", pid))
+			if (kcg_write(self->cg, "cgroup.procs", pid))
 				_exit(9);
 			_exit(kmem_hog(self->tmp, &sh->hog[i]));
 		}
@@ -912,18 +912,18 @@ TEST_F_TIMEOUT(stress, kmem_limit_failures_in_mode1, 180)
 	TH_LOG("4 hogs under a 6 MiB kmem limit: %ld tries, %ld failed as documented, "
 	       "%ld otherwise, %d hogs OOM-killed in a fault; failcnt %llu, max usage %llu",
 	       tries, expected, unexpected, oom_killed,
-	       (unsigned long long)cg_u64(self->cg, "memory.kmem.failcnt"),
-	       (unsigned long long)cg_u64(self->cg, "memory.kmem.max_usage_in_bytes"));
+	       (unsigned long long)kcg_u64(self->cg, "memory.kmem.failcnt"),
+	       (unsigned long long)kcg_u64(self->cg, "memory.kmem.max_usage_in_bytes"));
 	EXPECT_EQ(0, bad);
 	EXPECT_EQ(0, unexpected);
 	EXPECT_LT(0, expected);
 	/* Forced charges (__GFP_NOFAIL, a dying task's) may pass the limit a little. */
-	EXPECT_LE(cg_u64(self->cg, "memory.kmem.max_usage_in_bytes"), 7 * KMEM_MIB);
-	EXPECT_LT(0, cg_u64(self->cg, "memory.kmem.failcnt"));
+	EXPECT_LE(kcg_u64(self->cg, "memory.kmem.max_usage_in_bytes"), 7 * KMEM_MIB);
+	EXPECT_LT(0, kcg_u64(self->cg, "memory.kmem.failcnt"));
 	remove_tree(self->tmp);
 	mkdir(self->tmp, 0700);
 	drop_caches(2);
-	k = cg_wait_at_most(self->cg, KUSAGE, SLACK, 30);
+	k = kcg_wait_at_most(self->cg, KUSAGE, SLACK, 30);
 	TH_LOG("kmem after: %llu", (unsigned long long)k);
 	EXPECT_LE(k, SLACK);
 }

@@ -34,7 +34,7 @@ static int path_of(char *out, size_t len, const char *cg, const char *file)
 	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
 }
 
-int cg_create(char *out, size_t len, const char *parent, const char *name)
+int kcg_create(char *out, size_t len, const char *parent, const char *name)
 {
 	int ret = path_of(out, len, parent, name);
 
@@ -45,16 +45,16 @@ int cg_create(char *out, size_t len, const char *parent, const char *name)
 	return 0;
 }
 
-int cg_create_unique(char *out, size_t len, const char *parent, const char *prefix)
+int kcg_create_unique(char *out, size_t len, const char *parent, const char *prefix)
 {
 	static unsigned int seq;
 	char name[128];
 
 	snprintf(name, sizeof(name), "%s-%d-%u", prefix, getpid(), seq++);
-	return cg_create(out, len, parent, name);
+	return kcg_create(out, len, parent, name);
 }
 
-int cg_remove(const char *cg)
+int kcg_remove(const char *cg)
 {
 	int i;
 
@@ -68,7 +68,7 @@ int cg_remove(const char *cg)
 	return -EBUSY;
 }
 
-ssize_t cg_read(const char *cg, const char *file, char *buf, size_t len)
+ssize_t kcg_read(const char *cg, const char *file, char *buf, size_t len)
 {
 	char path[KMEM_PATH_MAX];
 	ssize_t n, total = 0;
@@ -96,10 +96,10 @@ ssize_t cg_read(const char *cg, const char *file, char *buf, size_t len)
 	return total;
 }
 
-int cg_read_u64(const char *cg, const char *file, uint64_t *val)
+int kcg_read_u64(const char *cg, const char *file, uint64_t *val)
 {
 	char buf[64], *end;
-	ssize_t n = cg_read(cg, file, buf, sizeof(buf));
+	ssize_t n = kcg_read(cg, file, buf, sizeof(buf));
 
 	if (n < 0)
 		return n;
@@ -110,14 +110,14 @@ int cg_read_u64(const char *cg, const char *file, uint64_t *val)
 	return 0;
 }
 
-uint64_t cg_u64(const char *cg, const char *file)
+uint64_t kcg_u64(const char *cg, const char *file)
 {
 	uint64_t v;
 
-	return cg_read_u64(cg, file, &v) ? UINT64_MAX : v;
+	return kcg_read_u64(cg, file, &v) ? UINT64_MAX : v;
 }
 
-int cg_write(const char *cg, const char *file, const char *val)
+int kcg_write(const char *cg, const char *file, const char *val)
 {
 	char path[KMEM_PATH_MAX];
 	int fd, ret;
@@ -135,7 +135,7 @@ int cg_write(const char *cg, const char *file, const char *val)
 	return ret;
 }
 
-int cg_has(const char *cg, const char *file)
+int kcg_has(const char *cg, const char *file)
 {
 	char path[KMEM_PATH_MAX];
 
@@ -144,13 +144,13 @@ int cg_has(const char *cg, const char *file)
 	return access(path, F_OK) == 0;
 }
 
-uint64_t cg_stat(const char *cg, const char *key)
+uint64_t kcg_stat(const char *cg, const char *key)
 {
 	static char buf[16384];
 	size_t klen = strlen(key);
 	char *line;
 
-	if (cg_read(cg, "memory.stat", buf, sizeof(buf)) < 0)
+	if (kcg_read(cg, "memory.stat", buf, sizeof(buf)) < 0)
 		return UINT64_MAX;
 	for (line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
 		if (!strncmp(line, key, klen) && line[klen] == ' ')
@@ -159,7 +159,7 @@ uint64_t cg_stat(const char *cg, const char *key)
 	return UINT64_MAX;
 }
 
-int cg_run_sig(const char *cg, int (*fn)(void *), void *arg, int *signo)
+int kcg_run_sig(const char *cg, int (*fn)(void *), void *arg, int *signo)
 {
 	char pid[32];
 	int status;
@@ -172,7 +172,7 @@ int cg_run_sig(const char *cg, int (*fn)(void *), void *arg, int *signo)
 		return -1;
 	if (!child) {
 		snprintf(pid, sizeof(pid), "%d", getpid());
-		if (cg && cg_write(cg, "cgroup.procs", pid))
+		if (cg && kcg_write(cg, "cgroup.procs", pid))
 			_exit(125);
 		_exit(fn(arg) & 0xff);
 	}
@@ -186,9 +186,9 @@ int cg_run_sig(const char *cg, int (*fn)(void *), void *arg, int *signo)
 	return WEXITSTATUS(status);
 }
 
-int cg_run(const char *cg, int (*fn)(void *), void *arg)
+int kcg_run(const char *cg, int (*fn)(void *), void *arg)
 {
-	return cg_run_sig(cg, fn, arg, NULL);
+	return kcg_run_sig(cg, fn, arg, NULL);
 }
 
 struct files_req {
@@ -203,11 +203,11 @@ static int files_req_fn(void *arg)
 	return make_files(req->dir, req->n, NULL) == req->n ? 0 : 1;
 }
 
-int cg_make_files(const char *cg, const char *dir, long n)
+int kcg_make_files(const char *cg, const char *dir, long n)
 {
 	struct files_req req = { .dir = dir, .n = n };
 
-	return cg_run(cg, files_req_fn, &req);
+	return kcg_run(cg, files_req_fn, &req);
 }
 
 long lookup_missing(const char *dir, const char *prefix, long n, int *first_errno)
@@ -250,11 +250,11 @@ static int lookups_req_fn(void *arg)
 	return other ? 1 : 0;
 }
 
-int cg_negative_lookups(const char *cg, const char *prefix, long n)
+int kcg_negative_lookups(const char *cg, const char *prefix, long n)
 {
 	struct lookups_req req = { .prefix = prefix, .n = n };
 
-	return cg_run(cg, lookups_req_fn, &req);
+	return kcg_run(cg, lookups_req_fn, &req);
 }
 
 long make_files(const char *dir, long n, int *err)
@@ -376,14 +376,14 @@ int kt_cmd(const char *fmt, ...)
 	return ret;
 }
 
-uint64_t cg_wait_at_most(const char *cg, const char *file, uint64_t max, int secs)
+uint64_t kcg_wait_at_most(const char *cg, const char *file, uint64_t max, int secs)
 {
-	uint64_t v = cg_u64(cg, file);
+	uint64_t v = kcg_u64(cg, file);
 	int i;
 
 	for (i = 0; i < secs * 10 * kmem_scale() && (v == UINT64_MAX || v > max); i++) {
 		usleep(100 * 1000);
-		v = cg_u64(cg, file);
+		v = kcg_u64(cg, file);
 	}
 	return v;
 }
@@ -411,7 +411,7 @@ void slab_shrink_all(void)
 		snprintf(path, sizeof(path), "/sys/kernel/slab/%s", de->d_name);
 		if (lstat(path, &st) || !S_ISDIR(st.st_mode))
 			continue;
-		cg_write(path, "shrink", "1");
+		kcg_write(path, "shrink", "1");
 	}
 	closedir(d);
 }

@@ -4,7 +4,10 @@
  * work inside a cgroup, the kmem_test module, /proc/slabinfo.
  *
  * Functions that can fail return a negative errno (never exit), so that a
- * test can assert on the exact error the interface documents.
+ * test can assert on the exact error the interface documents.  The cgroup
+ * helpers are named kcg_*: the kernel's cgroup_util.h has cg_create(),
+ * cg_read(), cg_write() and cg_run() with other signatures, and a test may
+ * one day need both.
  */
 #ifndef KMEM_UTIL_H
 #define KMEM_UTIL_H
@@ -26,40 +29,40 @@
 const char *memcg_mount(void);
 
 /* mkdir PARENT/NAME (PARENT NULL: the root); path of the new cgroup in OUT. */
-int cg_create(char *out, size_t len, const char *parent, const char *name);
+int kcg_create(char *out, size_t len, const char *parent, const char *name);
 /* A cgroup with a name unique to this process under PARENT. */
-int cg_create_unique(char *out, size_t len, const char *parent, const char *prefix);
+int kcg_create_unique(char *out, size_t len, const char *parent, const char *prefix);
 /* rmdir, retrying briefly while the kernel still sees it busy. */
-int cg_remove(const char *cg);
+int kcg_remove(const char *cg);
 
 /* Read FILE of CG as one unsigned number; negative errno on error. */
-int cg_read_u64(const char *cg, const char *file, uint64_t *val);
+int kcg_read_u64(const char *cg, const char *file, uint64_t *val);
 /* Same, returning the value, or UINT64_MAX on error. */
-uint64_t cg_u64(const char *cg, const char *file);
+uint64_t kcg_u64(const char *cg, const char *file);
 /* Read the whole file into BUF (NUL-terminated): length or negative errno. */
-ssize_t cg_read(const char *cg, const char *file, char *buf, size_t len);
+ssize_t kcg_read(const char *cg, const char *file, char *buf, size_t len);
 /* write(2) of VAL (as given, no newline added): 0 or the negative errno. */
-int cg_write(const char *cg, const char *file, const char *val);
+int kcg_write(const char *cg, const char *file, const char *val);
 /* A "name value" line of memory.stat; UINT64_MAX if absent. */
-uint64_t cg_stat(const char *cg, const char *key);
+uint64_t kcg_stat(const char *cg, const char *key);
 /* Does CG have FILE? */
-int cg_has(const char *cg, const char *file);
+int kcg_has(const char *cg, const char *file);
 
 /*
  * Run FN(ARG) in a child process that first joins CG; the child's exit
  * status is FN's return value.  Returns that status, or -1 if the child
  * could not be run or was killed (then *signo, if given, holds the signal).
  */
-int cg_run(const char *cg, int (*fn)(void *), void *arg);
-int cg_run_sig(const char *cg, int (*fn)(void *), void *arg, int *signo);
+int kcg_run(const char *cg, int (*fn)(void *), void *arg);
+int kcg_run_sig(const char *cg, int (*fn)(void *), void *arg, int *signo);
 
 /* Create N empty files DIR/f<i>; returns how many were made. */
 long make_files(const char *dir, long n, int *err);
 /*
- * make_files(DIR, N) by a task of cgroup CG (cg_run): 0 when all N files
+ * make_files(DIR, N) by a task of cgroup CG (kcg_run): 0 when all N files
  * were created, 1 otherwise, -1 if the task could not run.
  */
-int cg_make_files(const char *cg, const char *dir, long n);
+int kcg_make_files(const char *cg, const char *dir, long n);
 /*
  * N lookups of names that do not exist, DIR/PREFIX-<i> (in kernfs, e.g.
  * /sys/kernel, each leaves a negative dentry charged to the caller's
@@ -73,7 +76,7 @@ long lookup_missing(const char *dir, const char *prefix, long n, int *first_errn
  * charged; a TAP comment says how many and the first error), -1 if the
  * task could not run.
  */
-int cg_negative_lookups(const char *cg, const char *prefix, long n);
+int kcg_negative_lookups(const char *cg, const char *prefix, long n);
 /* A fresh directory under a tmpfs (/tmp); path in OUT. */
 int make_tmpdir(char *out, size_t len, const char *prefix);
 /* rm -r DIR (files only one level deep). */
@@ -90,7 +93,7 @@ long slab_active_objs(const char *prefix);
 int kt_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Is the kmem_test module loaded? */
 int kt_present(void);
-/* For cg_run(): kt_cmd("%s", CMD) by a task of the cgroup; 0 on success, 1 on failure. */
+/* For kcg_run(): kt_cmd("%s", CMD) by a task of the cgroup; 0 on success, 1 on failure. */
 int kt_cmd_fn(void *cmd);
 
 /*
@@ -98,7 +101,7 @@ int kt_cmd_fn(void *cmd);
  * structures, charged to its parent, go only when the kernel frees it);
  * returns the last value read.
  */
-uint64_t cg_wait_at_most(const char *cg, const char *file, uint64_t max, int secs);
+uint64_t kcg_wait_at_most(const char *cg, const char *file, uint64_t max, int secs);
 
 /* SLUB: shrink every cache and its copies (see kmem_util.c); SLAB: nothing. */
 void slab_shrink_all(void);
