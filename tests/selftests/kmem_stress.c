@@ -470,19 +470,16 @@ static int storm_touch(void *arg)
  */
 static void storm_tuner_slub(void)
 {
-	const char *mp = "/sys/kernel/slab/dentry/min_partial";
-	char val[32] = "";
-	FILE *f;
+	const char *dir = "/sys/kernel/slab/dentry";
+	char val[32];
+	uint64_t mp;
 
 	while (!sh->stop) {
-		f = fopen(mp, "r");
-		if (f && !fgets(val, sizeof(val), f))
-			val[0] = '\0';
-		if (f)
-			fclose(f);
-		if (val[0])
-			kcg_write("/sys/kernel/slab/dentry", "min_partial", val);
-		kcg_write("/sys/kernel/slab/dentry", "shrink", "1");
+		mp = kcg_u64(dir, "min_partial");
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)mp);
+		if (mp != UINT64_MAX)
+			kcg_write(dir, "min_partial", val);
+		kcg_write(dir, "shrink", "1");
 		usleep(500 * 1000);
 	}
 	_exit(0);
