@@ -11,10 +11,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -124,6 +126,16 @@ static int wait_cache(const char *name, int present, int secs)
 	return -1;
 }
 
+/* The throttling setting to restore, also when a test of cg fails early (creation_pending_at_rmdir). */
+static char saved_rt[32];
+
+static void restore_rt(void)
+{
+	if (saved_rt[0])
+		kcg_write("/proc/sys/kernel", "sched_rt_runtime_us", saved_rt);
+	saved_rt[0] = 0;
+}
+
 FIXTURE(cg) {
 	char cg[KMEM_PATH_MAX];
 	char dir[KMEM_PATH_MAX];
@@ -137,6 +149,7 @@ FIXTURE_SETUP(cg)
 
 FIXTURE_TEARDOWN(cg)
 {
+	restore_rt();
 	kt_cmd("free");
 	kt_cmd("cache_destroy");
 	kt_cmd("merge_destroy");
@@ -268,6 +281,113 @@ TEST_F(cg, first_atomic_allocation_deferred)
 	/* Objects in SLAB's per-cpu arrays count as active too. */
 	EXPECT_GE(l.active, 64);
 	EXPECT_GE(after - mid, KMEM_PAGE);
+}
+
+/*
+ * A copy asked for by a cgroup that is removed before the worker creates it
+ * (the creation item waits while a real-time task holds the CPU it was
+ * queued on).  The cgroup's id is released when it goes offline, before the
+ * item runs; the item must still clear the slot it marked, or the next
+ * cgroup given that id never gets a copy of the cache (all its allocations
+ * bypassed) and the root cache's xarray keeps a node after its destruction
+ * (kmemleak).  The next cgroups, one of which takes the released id, each
+ * get their copy.
+ */
+#define REUSE_CGROUPS 16
+#define RT_RUNTIME "/proc/sys/kernel/sched_rt_runtime_us"
+
+static int set_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int alloc_one_fn(void *arg)
+{
+	return kt_cmd("cache_alloc 1 KERNEL") ? 1 : 0;
+}
+
+TEST_F_TIMEOUT(cg, creation_pending_at_rmdir, 120)
+{
+	char gone[KMEM_PATH_MAX], cgs[REUSE_CGROUPS][KMEM_PATH_MAX], name[512];
+	char pid[32], ready;
+	struct slabline l;
+	struct sched_param sp = { .sched_priority = 10 };
+	volatile int *stop;
+	int i, p[2], status, missing = 0, gone_copy;
+	time_t deadline;
+	pid_t child;
+	FILE *f;
+
+	ASSERT_TRUE(kt_present());
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs: one held, one to remove the cgroup");
+	ASSERT_EQ(0, kt_cmd("cache_create 256 0"));
+	ASSERT_EQ(0, kcg_create_unique(gone, sizeof(gone), self->cg, "gone"));
+	child_name(name, sizeof(name), "kmem_test_cache", gone);
+	stop = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, stop);
+	*stop = 0;
+	/* No real-time throttling: the CPU stays held for the whole window. */
+	f = fopen(RT_RUNTIME, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(saved_rt, sizeof(saved_rt), f));
+	fclose(f);
+	ASSERT_EQ(0, set_cpu(0));
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, kcg_write("/proc/sys/kernel", "sched_rt_runtime_us", "-1"));
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (!child) {
+		snprintf(pid, sizeof(pid), "%d", getpid());
+		if (set_cpu(1) || sched_setscheduler(0, SCHED_FIFO, &sp) ||
+		    kcg_write(gone, "cgroup.procs", pid) || kt_cmd("cache_alloc 1 KERNEL"))
+			_exit(1);
+		/* The creation item is queued on CPU 1, behind this task. */
+		if (write(p[1], "r", 1) != 1)
+			_exit(2);
+		deadline = time(NULL) + 10 * kmem_scale();
+		while (!*stop && time(NULL) < deadline)
+			;
+		_exit(*stop ? 0 : 3);
+	}
+	close(p[1]);
+	ASSERT_EQ(1, read(p[0], &ready, 1));
+	close(p[0]);
+	/* Out of the cgroup (it keeps running), then remove the cgroup. */
+	snprintf(pid, sizeof(pid), "%d", child);
+	EXPECT_EQ(0, kcg_write(self->cg, "cgroup.procs", pid));
+	EXPECT_EQ(0, kcg_remove(gone));
+	/* Its offline work runs on CPU 0 meanwhile. */
+	usleep(500 * 1000 * kmem_scale());
+	gone_copy = slab_line(name, &l) == 0;
+	*stop = 1;
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	restore_rt();
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("CPU holder: status %#x", status);
+	EXPECT_FALSE(gone_copy) TH_LOG("%s created while the CPU was held", name);
+	/* The item has run (or runs now); a removed cgroup gets no copy. */
+	sleep(1);
+	for (i = 0; i < REUSE_CGROUPS; i++) {
+		ASSERT_EQ(0, kcg_create_unique(cgs[i], sizeof(cgs[i]), self->cg, "reuse"));
+		ASSERT_EQ(0, kcg_run(cgs[i], alloc_one_fn, NULL));
+	}
+	for (i = 0; i < REUSE_CGROUPS; i++) {
+		child_name(name, sizeof(name), "kmem_test_cache", cgs[i]);
+		if (wait_cache(name, 1, 5 * kmem_scale())) {
+			TH_LOG("%s: no copy after 5 s: its slot is still marked", name);
+			missing++;
+		}
+	}
+	EXPECT_EQ(0, missing);
+	kt_cmd("free");
+	for (i = 0; i < REUSE_CGROUPS; i++)
+		kcg_remove(cgs[i]);
+	munmap((void *)stop, 4096);
 }
 
 static int files_small_fn(void *arg)
