@@ -126,7 +126,10 @@ static int wait_cache(const char *name, int present, int secs)
 	return -1;
 }
 
-/* The throttling setting to restore, also when a test of cg fails early (creation_pending_at_rmdir). */
+/*
+ * The real-time throttling setting creation_pending_at_rmdir turned off,
+ * restored also when the test fails early (teardown).
+ */
 static char saved_rt[32];
 
 static void restore_rt(void)
@@ -294,7 +297,6 @@ TEST_F(cg, first_atomic_allocation_deferred)
  * get their copy.
  */
 #define REUSE_CGROUPS 16
-#define RT_RUNTIME "/proc/sys/kernel/sched_rt_runtime_us"
 
 static int set_cpu(int cpu)
 {
@@ -320,7 +322,6 @@ TEST_F_TIMEOUT(cg, creation_pending_at_rmdir, 120)
 	int i, p[2], status, missing = 0, gone_copy;
 	time_t deadline;
 	pid_t child;
-	FILE *f;
 
 	ASSERT_TRUE(kt_present());
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
@@ -332,10 +333,8 @@ TEST_F_TIMEOUT(cg, creation_pending_at_rmdir, 120)
 	ASSERT_NE(MAP_FAILED, stop);
 	*stop = 0;
 	/* No real-time throttling: the CPU stays held for the whole window. */
-	f = fopen(RT_RUNTIME, "r");
-	ASSERT_NE(NULL, f);
-	ASSERT_NE(NULL, fgets(saved_rt, sizeof(saved_rt), f));
-	fclose(f);
+	ASSERT_LT(0, kcg_read("/proc/sys/kernel", "sched_rt_runtime_us", saved_rt,
+			      sizeof(saved_rt)));
 	ASSERT_EQ(0, set_cpu(0));
 	ASSERT_EQ(0, pipe(p));
 	ASSERT_EQ(0, kcg_write("/proc/sys/kernel", "sched_rt_runtime_us", "-1"));
