@@ -20,7 +20,7 @@ help:
 	@echo "make docs        build the Sphinx site into build/docs/html"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on patches/"
 	@echo "make mail        write the 11 messages of the posting into build/mail (b4; sends nothing)"
-	@echo "make bisect-build  build every commit: test config and CONFIG_MEMCG=n (FULL=1: vmlinux each)"
+	@echo "make bisect-build  build every commit: SLUB, SLAB, CONFIG_MEMCG=n, root option, no SLUB_DEBUG (CONFIGS=list, FULL=1: vmlinux each)"
 	@echo "make distro-build  the series' objects under Debian's amd64 config (VMLINUX=1: whole vmlinux)"
 	@echo "make boot        boot a built kernel with a shell (KERNEL=series|base)"
 	@echo "make clean       remove build/ (kernel tree and outputs)"
@@ -72,7 +72,7 @@ mail:
 	branch-tools/mail
 
 bisect-build:
-	branch-tools/bisect-build $(if $(FULL),--full)
+	branch-tools/bisect-build --configs $${CONFIGS:-test,slab,nomemcg,root,slubnodebug} $(if $(FULL),--full)
 
 distro-build:
 	branch-tools/distro-build $(if $(VMLINUX),--vmlinux)
