@@ -160,7 +160,7 @@ static void *churn_fn(void *arg)
 		t = now_ms() - t;
 		if (t > c->worst_ms)
 			c->worst_ms = t;
-		c->pairs++;
+		__atomic_fetch_add(&c->pairs, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -192,16 +192,21 @@ static pid_t lookups_for(const char *cg, const char *prefix, double secs)
  * A limit write below what tmpfs files pin cannot succeed, but while a
  * task keeps making reclaimable kernel memory (negative dentries) in the
  * cgroup, each round of its reclaim frees something, so it goes on (as
- * memory.limit_in_bytes does) until that task stops; then it fails with
- * EBUSY.  Meanwhile mkdir and rmdir of unrelated cgroups must go on: the
- * reclaim must not run under a mutex that cgroup creation waits for
- * (memcg_kmem_mode_mutex is taken under cgroup_mutex).  The bound is
- * generous; the worst latency is printed.
+ * memory.limit_in_bytes does) until that task stops, 8 s; then it fails
+ * with EBUSY.  Meanwhile mkdir and rmdir of unrelated cgroups must go on:
+ * the reclaim must not run under a mutex that cgroup creation waits for
+ * (memcg_kmem_mode_mutex is taken under cgroup_mutex).  Under that bug no
+ * pair completes while the write runs and the worst pair lasts the whole
+ * write.  So: pairs complete during the write, and none lasts 3/4 of it.
+ * No absolute bound: mkdir also waits (6.1's own lock, alloc_shrinker_info()
+ * takes shrinker_rwsem for write) behind whatever shrinker call the reclaim
+ * is in, which in a TCG guest sharing the host with another boot took up to
+ * 3.3 s (22 ms with the host idle).  The worst pair is printed.
  */
-TEST_F_TIMEOUT(cg, limit_writes_do_not_stall_mkdir, 180)
+TEST_F_TIMEOUT(cg, limit_writes_do_not_stall_mkdir, 240)
 {
-	const double bound_ms = 1000.0 * kmem_scale();
 	struct churn c = { 0 };
+	long before, during;
 	int ret, status;
 	pthread_t th;
 	double t;
@@ -209,22 +214,24 @@ TEST_F_TIMEOUT(cg, limit_writes_do_not_stall_mkdir, 180)
 
 	ASSERT_EQ(0, kcg_make_files(self->cg, self->dir, 3000));
 	ASSERT_GT(kcg_u64(self->cg, KUSAGE), KMEM_MIB);
-	pid = lookups_for(self->cg, self->prefix, 4.0 * kmem_scale());
+	pid = lookups_for(self->cg, self->prefix, 8.0 * kmem_scale());
 	ASSERT_GE(pid, 0);
 	ASSERT_EQ(0, pthread_create(&th, NULL, churn_fn, &c));
 	usleep(200 * 1000);
+	before = __atomic_load_n(&c.pairs, __ATOMIC_RELAXED);
 	t = now_ms();
 	ret = kcg_write(self->cg, KLIMIT, "512K");
 	t = now_ms() - t;
+	during = __atomic_load_n(&c.pairs, __ATOMIC_RELAXED) - before;
 	waitpid(pid, &status, 0);
 	usleep(200 * 1000);
 	c.stop = 1;
 	pthread_join(th, NULL);
-	TH_LOG("limit write: %s after %.1f ms; %ld mkdir/rmdir pairs meanwhile, worst %.1f ms (bound %.0f ms)",
-	       ret ? strerror(-ret) : "success", t, c.pairs, c.worst_ms, bound_ms);
+	TH_LOG("limit write: %s after %.1f ms; %ld mkdir/rmdir pairs during it (%ld in all), worst %.1f ms (bound %.0f ms)",
+	       ret ? strerror(-ret) : "success", t, during, c.pairs, c.worst_ms, 0.75 * t);
 	EXPECT_EQ(-EBUSY, ret);
-	EXPECT_GT(c.pairs, 0);
-	EXPECT_LT(c.worst_ms, bound_ms);
+	EXPECT_GE(during, 10);
+	EXPECT_LT(c.worst_ms, 0.75 * t);
 }
 
 TEST_HARNESS_MAIN
