@@ -16,7 +16,19 @@
  *   cache_alloc COUNT FLAGS    COUNT objects from it
  *   atomic COUNT SIZE          COUNT kmalloc(SIZE, GFP_ATOMIC) objects from
  *                              a timer (softirq context); waits for it
+ *   dying COUNT SIZE FLAGS     send the writer SIGKILL, then as kmalloc:
+ *                              a dying task that allocates in a loop which
+ *                              does not check signals
+ *   lru_owner COUNT FLAGS      COUNT objects from the module's cache (16
+ *                              bytes at least) put on a memcg-aware
+ *                              list_lru, as dentries and inodes are, then
+ *                              taken off and freed; reading shows
+ *                              "lru_owned": how many the lru filed under
+ *                              the writer's cgroup
  *   free                       free every object and page held
+ *   free_parallel              free the cache's objects held, from one
+ *                              kernel thread bound to each online CPU
+ *                              (at most 8), all at once
  *   cache_destroy              free the cache's objects, destroy the cache
  *   merge_create 1|2           create "kmem_test_merge" (1001-byte objects),
  *                              or then "kmem_test_merge2" (1007 bytes),
@@ -57,6 +69,11 @@
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/memcontrol.h>
+#include <linux/list_lru.h>
+#include <linux/sched/signal.h>
+#include <linux/nodemask.h>
+#include <linux/kthread.h>
+#include <linux/cpumask.h>
 
 #define CTL_MAX 256
 #define MAX_COUNT (1 << 20)
@@ -76,6 +93,7 @@ static struct kmem_cache *kt_cache;
 static struct dentry *kt_dir;
 static gfp_t kt_last_gfp;		/* flags of the last command, for %pGg */
 static u64 kt_bench_ns;			/* duration of the last bench command */
+static unsigned long kt_lru_owned;	/* result of the last lru_owner command */
 
 #define BENCH_BATCH 256
 
@@ -255,6 +273,69 @@ static void free_all(bool cache_only)
 		kt_objects = kt_pages = 0;
 }
 
+#define FREE_THREADS 8
+
+struct free_part {
+	struct list_head objs;
+	struct completion done;
+};
+
+static int free_part_fn(void *arg)
+{
+	struct free_part *fp = arg;
+	struct held_obj *h, *n;
+
+	list_for_each_entry_safe(h, n, &fp->objs, list) {
+		kmem_cache_free(kt_cache, h->ptr);
+		kfree(h);
+		cond_resched();
+	}
+	complete(&fp->done);
+	return 0;
+}
+
+/*
+ * Frees that race each other and the shrinks they cause: the last objects
+ * of many dead copies, freed on every CPU at once.
+ */
+static int do_free_parallel(void)
+{
+	struct free_part *parts;
+	struct held_obj *h, *n;
+	struct task_struct *t;
+	unsigned int cpu, nr = 0, i = 0;
+
+	parts = kcalloc(FREE_THREADS, sizeof(*parts), KT_INTERNAL_GFP);
+	if (!parts)
+		return -ENOMEM;
+	for (cpu = 0; cpu < FREE_THREADS; cpu++) {
+		INIT_LIST_HEAD(&parts[cpu].objs);
+		init_completion(&parts[cpu].done);
+	}
+	nr = min_t(unsigned int, num_online_cpus(), FREE_THREADS);
+	list_for_each_entry_safe(h, n, &kt_held, list) {
+		if (!h->from_cache)
+			continue;
+		list_move_tail(&h->list, &parts[i++ % nr].objs);
+	}
+	kt_cache_objects = 0;
+	i = 0;
+	for_each_online_cpu(cpu) {
+		if (i == nr)
+			break;
+		t = kthread_create_on_cpu(free_part_fn, &parts[i], cpu, "kmem_test_free/%u");
+		if (IS_ERR(t))
+			free_part_fn(&parts[i]);
+		else
+			wake_up_process(t);
+		i++;
+	}
+	for (i = 0; i < nr; i++)
+		wait_for_completion(&parts[i].done);
+	kfree(parts);
+	return 0;
+}
+
 static int do_kmalloc(unsigned long count, size_t size, gfp_t gfp)
 {
 	unsigned long i;
@@ -316,6 +397,53 @@ static int do_cache_alloc(unsigned long count, gfp_t gfp)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Where list_lru files an object is where memcg reclaim looks for it: under
+ * the cgroup mem_cgroup_from_slab_obj() finds for it.  kmem_cache_alloc_lru()
+ * makes the writer's cgroup's list, as d_alloc() does for dentries.
+ */
+static int do_lru_owner(unsigned long count, gfp_t gfp)
+{
+	struct mem_cgroup *memcg;
+	struct list_head **objs;
+	struct list_lru lru;
+	unsigned long i, got;
+	int nid, ret = 0;
+
+	if (!kt_cache || kmem_cache_size(kt_cache) < sizeof(struct list_head))
+		return -ENOENT;
+	if (!count || count > 4096)
+		return -EINVAL;
+	objs = kcalloc(count, sizeof(*objs), KT_INTERNAL_GFP);
+	if (!objs)
+		return -ENOMEM;
+	ret = list_lru_init_memcg(&lru, NULL);
+	if (ret)
+		goto out;
+	for (got = 0; got < count; got++) {
+		objs[got] = kmem_cache_alloc_lru(kt_cache, &lru, gfp);
+		if (!objs[got]) {
+			ret = -ENOMEM;
+			break;
+		}
+		INIT_LIST_HEAD(objs[got]);
+		list_lru_add(&lru, objs[got]);
+	}
+	memcg = get_mem_cgroup_from_mm(current->mm);
+	kt_lru_owned = 0;
+	for_each_online_node(nid)
+		kt_lru_owned += list_lru_count_one(&lru, nid, memcg);
+	mem_cgroup_put(memcg);
+	for (i = 0; i < got; i++) {
+		list_lru_del(&lru, objs[i]);
+		kmem_cache_free(kt_cache, objs[i]);
+	}
+	list_lru_destroy(&lru);
+out:
+	kfree(objs);
+	return ret;
 }
 
 /* Atomic allocations from a timer: softirq context, no task to charge. */
@@ -464,6 +592,8 @@ static int run_cmd(char *buf)
 		free_all(false);
 		return 0;
 	}
+	if (!strcmp(argv[0], "free_parallel") && argc == 1)
+		return kt_cache ? do_free_parallel() : -ENOENT;
 	if (!strcmp(argv[0], "cache_destroy") && argc == 1) {
 		if (!kt_cache)
 			return -ENOENT;
@@ -515,6 +645,10 @@ static int run_cmd(char *buf)
 		ret = parse_flags(argv[2], &gfp);
 		return ret ? ret : do_cache_alloc(count, gfp);
 	}
+	if (!strcmp(argv[0], "lru_owner") && argc == 3) {
+		ret = parse_flags(argv[2], &gfp);
+		return ret ? ret : do_lru_owner(count, gfp);
+	}
 	if (argc != 4 || kstrtoul(argv[2], 0, &a))
 		return -EINVAL;
 	ret = parse_flags(argv[3], &gfp);
@@ -522,6 +656,10 @@ static int run_cmd(char *buf)
 		return ret;
 	if (!strcmp(argv[0], "kmalloc"))
 		return do_kmalloc(count, a, gfp);
+	if (!strcmp(argv[0], "dying")) {
+		send_sig(SIGKILL, current, 1);
+		return do_kmalloc(count, a, gfp);
+	}
 	if (!strcmp(argv[0], "pages"))
 		return do_pages(count, a, gfp);
 	return -EINVAL;
@@ -547,15 +685,15 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf,
 static ssize_t ctl_read(struct file *file, char __user *ubuf, size_t len,
 			loff_t *ppos)
 {
-	char buf[416];
+	char buf[448];
 	int n;
 
 	mutex_lock(&kt_lock);
 	n = scnprintf(buf, sizeof(buf),
-		      "objects %lu\npages %lu\ncache_objects %lu\ncache %s\nnoaccount %d\nlast_gfp %pGg\nbench_ns %llu\n",
+		      "objects %lu\npages %lu\ncache_objects %lu\ncache %s\nnoaccount %d\nlast_gfp %pGg\nbench_ns %llu\nlru_owned %lu\n",
 		      kt_objects, kt_pages, kt_cache_objects,
 		      kt_cache ? "yes" : "no", KT_HAS_NOACCOUNT, &kt_last_gfp,
-		      kt_bench_ns);
+		      kt_bench_ns, kt_lru_owned);
 	mutex_unlock(&kt_lock);
 	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
 }

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -181,6 +182,24 @@ TEST_F(cg, accounted_without_a_copy_charged)
 	EXPECT_EQ(0, kt_cmd("cache_destroy"));
 }
 
+/*
+ * list_lru (dentries, inodes: what memcg reclaim walks) files an object
+ * under the cgroup it is charged to, whichever cache serves it: here
+ * __GFP_NOFAIL|__GFP_ACCOUNT objects, which a kmemcaches boot serves from
+ * the original cache and charges one by one.  Filed under no cgroup, they
+ * would be charged to the cgroup yet out of its reclaim's reach.
+ */
+TEST_F(cg, charged_objects_on_their_cgroups_lru)
+{
+	if (!kt_present())
+		SKIP(return, "the kmem_test module is not loaded");
+	ASSERT_EQ(0, kt_cmd("cache_create 64 0"));
+	EXPECT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "lru_owner 100 KERNEL|ACCOUNT|NOFAIL"));
+	TH_LOG("lru_owned %lld of 100", kt_value("lru_owned"));
+	EXPECT_EQ(100, kt_value("lru_owned"));
+	EXPECT_EQ(0, kt_cmd("cache_destroy"));
+}
+
 /* Limits cannot be set on the root cgroup. */
 TEST(root_kmem_limit_einval)
 {
@@ -258,6 +277,47 @@ TEST_F(cg, old_runtime_kmem_limit_writes)
 	}
 	/* Garbage is refused as 6.1 refuses it. */
 	EXPECT_EQ(-EINVAL, kcg_write(self->cg, "memory.kmem.limit_in_bytes", "lots"));
+}
+
+/*
+ * The writes above log 6.1's one-time warning, word for word: log
+ * watchers and support scripts match it.  A log that has dropped every
+ * such line (the ring buffer wrapped) cannot tell: SKIP.
+ */
+TEST_F(cg, kmem_limit_warning_as_6_1)
+{
+	static const char want[] = "kmem.limit_in_bytes is deprecated and will be removed. "
+		"Writing any value to this file has no effect. Please report your usecase "
+		"to linux-mm@kvack.org if you depend on this functionality.";
+	static char rec[8192];
+	int fd, seen = 0, exact = 0;
+	ssize_t n;
+
+	ASSERT_EQ(0, kcg_write(self->cg, "memory.kmem.limit_in_bytes", "-1"));
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		SKIP(return, "/dev/kmsg: %s", strerror(errno));
+	/* One record per read(); EAGAIN at the end, EPIPE after an overrun. */
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		char *msg;
+
+		if (n <= 0)
+			continue;
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		if (!msg || !strstr(msg, "kmem.limit_in_bytes is deprecated"))
+			continue;
+		seen++;
+		*strchrnul(msg, '\n') = '\0';
+		if (!strcmp(msg + 1, want))
+			exact++;
+		else
+			TH_LOG("logged: %s", msg + 1);
+	}
+	close(fd);
+	if (!seen)
+		SKIP(return, "no kmem.limit_in_bytes warning left in the kernel log");
+	EXPECT_EQ(seen, exact);
 }
 
 static int many_files_fn(void *arg)

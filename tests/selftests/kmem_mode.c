@@ -306,6 +306,35 @@ TEST_F_TIMEOUT(cg, mode1_fault_at_limit_does_not_spin, 120)
 		  2 * KMEM_MIB + 256 * 1024);
 }
 
+/*
+ * A dying task is held to the kmem limit too: no OOM killer stands behind
+ * it to take back what a task looping in the kernel without checking
+ * signals charges, and the objects outlive the task.  The test module
+ * sends its writer SIGKILL, then makes 64 MiB of accounted allocations in
+ * a loop that stops only at the first failure.
+ */
+TEST_F_TIMEOUT(cg, mode1_dying_task_held_to_limit, 60)
+{
+	const uint64_t limit = 8 * KMEM_MIB;
+	uint64_t usage, max;
+	int ret, sig = 0;
+
+	if (!kt_present())
+		SKIP(return, "the kmem_test module is not loaded");
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "8M"));
+	ret = kcg_run_sig(self->cg, kt_cmd_fn, "dying 16384 4096 KERNEL|ACCOUNT", &sig);
+	usage = kcg_u64(self->cg, KUSAGE);
+	max = kcg_u64(self->cg, "memory.kmem.max_usage_in_bytes");
+	TH_LOG("task: status %d signal %d; kmem usage %llu, max usage %llu, failcnt %llu",
+	       ret, sig, (unsigned long long)usage, (unsigned long long)max,
+	       (unsigned long long)kcg_u64(self->cg, "memory.kmem.failcnt"));
+	ASSERT_EQ(0, kt_cmd("free"));
+	EXPECT_EQ(SIGKILL, sig);
+	EXPECT_LE(max, limit);
+	EXPECT_GT(kcg_u64(self->cg, "memory.kmem.failcnt"), 0);
+}
+
 /* A child's kernel memory is limited by its parent's kmem limit. */
 TEST_F(cg, hierarchy_parent_limit)
 {

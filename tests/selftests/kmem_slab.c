@@ -484,6 +484,76 @@ TEST_F_TIMEOUT(cg, dead_caches_renamed_then_freed, 60)
 }
 
 /*
+ * The last frees into dead copies race the shrinks they cause: 100 cgroups
+ * fill their copies of the module's cache from every CPU, are removed, and
+ * their objects are freed by a kernel thread on each CPU at once.  Every
+ * dead copy must go (no per-cpu list may keep a slab of one) and its
+ * charges with it.
+ */
+TEST_F_TIMEOUT(cg, dead_copies_go_after_parallel_frees, 300)
+{
+	enum { NCG = 100 };
+	/* 10,000 objects per cgroup; a tenth on the slow debug kernels. */
+	const int per_task = 2500 / kmem_scale();
+	static char cgs[NCG][KMEM_PATH_MAX];
+	uint64_t k0, k1, k2;
+	int i, j, left = -1;
+
+	if (!kt_present())
+		SKIP(return, "the kmem_test module is not loaded");
+	ASSERT_EQ(0, kt_cmd("cache_create 64 0"));
+	k0 = kcg_u64(self->cg, KUSAGE);
+	for (i = 0; i < NCG; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "par%d", i);
+		ASSERT_EQ(0, kcg_create(cgs[i], sizeof(cgs[i]), self->cg, name));
+		/* Four tasks, each on a CPU of its own where there are several. */
+		for (j = 0; j < 4; j++) {
+			pid_t pid = fork();
+
+			ASSERT_GE(pid, 0);
+			if (!pid) {
+				cpu_set_t set;
+				char cmd[64];
+
+				CPU_ZERO(&set);
+				CPU_SET(j % sysconf(_SC_NPROCESSORS_ONLN), &set);
+				sched_setaffinity(0, sizeof(set), &set);
+				snprintf(cmd, sizeof(cmd), "cache_alloc %d KERNEL", per_task);
+				_exit(kcg_run(cgs[i], kt_cmd_fn, cmd) ? 1 : 0);
+			}
+		}
+		for (j = 0; j < 4; j++) {
+			int status;
+
+			ASSERT_GT(wait(&status), 0);
+			ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+		}
+	}
+	k1 = kcg_u64(self->cg, KUSAGE);
+	for (i = 0; i < NCG; i++)
+		ASSERT_EQ(0, kcg_remove(cgs[i]));
+	ASSERT_EQ(0, kt_cmd("free_parallel"));
+	for (i = 0; i < 120 * kmem_scale(); i++) {
+		left = slabinfo_copies("kmem_test_cache(", 0, 0);
+		if (!left)
+			break;
+		sleep(1);
+	}
+	k2 = kcg_wait_at_most(self->cg, KUSAGE, k0 + 256 * 1024, 10);
+	TH_LOG("parent kmem %llu -> %llu -> %llu; dead copies left after %d s: %d",
+	       (unsigned long long)k0, (unsigned long long)k1,
+	       (unsigned long long)k2, i, left);
+	if (left)
+		slabinfo_copies("kmem_test_cache(", 0, 1);
+	EXPECT_EQ(0, left);
+	EXPECT_GT(k1 - k0, (uint64_t)NCG * 4 * per_task * 64 / 2);
+	EXPECT_LE(k2, k0 + 256 * 1024);
+	EXPECT_EQ(0, kt_cmd("cache_destroy"));
+}
+
+/*
  * The tunables of a cache, as each allocator has them: SLAB's limit,
  * batchcount and shared in /proc/slabinfo (written there), SLUB's
  * min_partial in /sys/kernel/slab/<cache>/, where a copy is

@@ -353,6 +353,28 @@ int kt_present(void)
 	return access(KT_CTL, W_OK) == 0;
 }
 
+long long kt_value(const char *key)
+{
+	char buf[1024], *p;
+	size_t klen = strlen(key);
+	ssize_t n;
+	int fd;
+
+	fd = open(KT_CTL, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (!strncmp(p, key, klen) && p[klen] == ' ')
+			return strtoll(p + klen + 1, NULL, 10);
+	}
+	return -1;
+}
+
 int kt_cmd_fn(void *cmd)
 {
 	return kt_cmd("%s", (const char *)cmd) ? 1 : 0;

@@ -93,6 +93,8 @@ long slab_active_objs(const char *prefix);
 int kt_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Is the kmem_test module loaded? */
 int kt_present(void);
+/* The value of KEY in what reading the module's ctl shows; -1 if absent. */
+long long kt_value(const char *key);
 /* For kcg_run(): kt_cmd("%s", CMD) by a task of the cgroup; 0 on success, 1 on failure. */
 int kt_cmd_fn(void *cmd);
 
