@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kmem_bypass: memory that should have been charged but was not is counted
- * (patch 7/10, "memcg: Stop res_counter underflows").  The first
+ * (patch 7/10, "memcg: Count slab allocations that bypass the charge").  The first
  * allocations from a cache in a cgroup are served by the root cache while
  * the cgroup's copy is created: kernel_bypassed_memory counts their bytes,
  * total_kernel_bypassed_memory of the parent includes them, and freeing
