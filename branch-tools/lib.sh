@@ -60,6 +60,17 @@ ensure_package() {
 	[ -f "$TARBALL" ] || die "$SRC_PKG installed but $TARBALL is not there"
 }
 
+# COMMAND from Debian package PACKAGE, installed if missing (as root).
+ensure_command() { # COMMAND PACKAGE
+	command -v "$1" >/dev/null && return 0
+	command -v apt-get >/dev/null || die "$1 is not installed and there is no apt-get to install $2"
+	[ "$(id -u)" = 0 ] || die "$1 is not installed: install $2 as root (apt-get install $2)"
+	note "installing $2 from Debian's archive"
+	apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null
+	command -v "$1" >/dev/null || die "$2 installed but $1 is not there"
+}
+
 # git in the kernel tree, with identities that do not depend on the caller.
 kgit() {
 	git -C "$KTREE" -c user.name="${GIT_AUTHOR_NAME:-$BASE_AUTHOR_NAME}" \
