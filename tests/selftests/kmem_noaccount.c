@@ -22,6 +22,7 @@ FIXTURE(cg) {
 
 FIXTURE_SETUP(cg)
 {
+	/* SKIP in a setup does not stop the test (6.1's harness): assert. */
 	ASSERT_TRUE(kt_present());
 	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "noacct"));
 }
@@ -88,7 +89,8 @@ TEST(flag_name)
 	int fd;
 	ssize_t n;
 
-	ASSERT_TRUE(kt_present());
+	if (!kt_present())
+		SKIP(return, "the kmem_test module is not loaded");
 	ASSERT_EQ(0, kt_cmd("kmalloc 1 64 KERNEL|NOACCOUNT"));
 	fd = open("/sys/kernel/debug/kmem_test/ctl", O_RDONLY);
 	ASSERT_GE(fd, 0);

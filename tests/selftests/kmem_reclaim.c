@@ -117,7 +117,8 @@ TEST_F(cg, multipage_reclaims_noretry_fails)
 	uint64_t usage, limit;
 	char buf[32];
 
-	ASSERT_TRUE(kt_present());
+	if (!kt_present())
+		SKIP(return, "the kmem_test module is not loaded");
 	ASSERT_EQ(0, kcg_negative_lookups(self->cg, self->prefix, 20000));
 	usage = kcg_u64(self->cg, KUSAGE);
 	limit = usage + 64 * KMEM_PAGE;	/* room for 16 of the 32 blocks */
