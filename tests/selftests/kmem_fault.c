@@ -207,21 +207,47 @@ static void creation_fails(struct __test_metadata *_metadata, const char *cg,
 	EXPECT_EQ(0, kt_cmd("free"));
 }
 
-TEST_F(cg, name_allocation_fails)
+/* The three steps of a copy's creation, each made to fail in turn. */
+FIXTURE(create) {
+	char cg[KMEM_PATH_MAX];
+};
+
+FIXTURE_VARIANT(create) {
+	const char *func;	/* the ALLOW_ERROR_INJECTION function */
+	const char *retval;	/* what it returns when it fails */
+};
+
+FIXTURE_VARIANT_ADD(create, name_allocation) {
+	.func = "memcg_cache_name", .retval = "0",
+};
+
+FIXTURE_VARIANT_ADD(create, cache_init) {
+	.func = "memcg_kmem_cache_init_child", .retval = ENOMEM_RETVAL,
+};
+
+FIXTURE_VARIANT_ADD(create, deferred_work_item) {
+	.func = "memcg_kmem_cache_create_work_alloc", .retval = "0",
+};
+
+FIXTURE_SETUP(create)
 {
-	creation_fails(_metadata, self->cg, "memcg_cache_name", "0");
+	ASSERT_EQ(0, access(FF "/inject", W_OK)) TH_LOG("no fail_function in debugfs");
+	ASSERT_TRUE(kt_present());
+	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "fault"));
+	ASSERT_EQ(0, kt_cmd("cache_create 192 0"));
 }
 
-TEST_F(cg, cache_creation_fails)
+FIXTURE_TEARDOWN(create)
 {
-	creation_fails(_metadata, self->cg,
-		       "memcg_kmem_cache_init_child", ENOMEM_RETVAL);
+	uninject();
+	kt_cmd("free");
+	kt_cmd("cache_destroy");
+	kcg_remove(self->cg);
 }
 
-TEST_F(cg, deferred_work_item_fails)
+TEST_F(create, step_fails)
 {
-	creation_fails(_metadata, self->cg,
-		       "memcg_kmem_cache_create_work_alloc", "0");
+	creation_fails(_metadata, self->cg, variant->func, variant->retval);
 }
 
 /*
