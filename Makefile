@@ -19,7 +19,7 @@ help:
 	@echo "make refresh     write patches/ from the branch (after editing build/linux)"
 	@echo "make docs        build the Sphinx site into build/docs/html"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on patches/"
-	@echo "make mail        write the 11 messages of the posting into build/mail (b4; sends nothing)"
+	@echo "make mail        write the posting (cover letter + one message per patch) into build/mail (b4; sends nothing)"
 	@echo "make bisect-build  build every commit: SLUB, SLAB, CONFIG_MEMCG=n, root option, no SLUB_DEBUG (CONFIGS=list, FULL=1: vmlinux each)"
 	@echo "make distro-build  the series' objects under Debian's amd64 config (VMLINUX=1: whole vmlinux)"
 	@echo "make boot        boot a built kernel with a shell (KERNEL=series|base)"

@@ -16,6 +16,8 @@
  *   cache_alloc COUNT FLAGS    COUNT objects from it
  *   atomic COUNT SIZE          COUNT kmalloc(SIZE, GFP_ATOMIC) objects from
  *                              a timer (softirq context); waits for it
+ *   atomic_remote COUNT SIZE   the same, charged to the writer's cgroup
+ *                              (set_active_memcg() in the timer)
  *   dying COUNT SIZE FLAGS     send the writer SIGKILL, then as kmalloc:
  *                              a dying task that allocates in a loop which
  *                              does not check signals

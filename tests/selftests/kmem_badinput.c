@@ -3,8 +3,8 @@
  * kmem_badinput: every control file the series adds or changes, fed bad
  * input on a normal cgroup, on the root and through the file descriptors of
  * a removed cgroup (patch 1/10 and the files of 2/10, 7/10, 9/10).
- * Each input gets the errno docs/interface.rst ("Error numbers at a
- * glance") documents, and the file reads the same value afterwards.
+ * Each input gets the errno memory.rst (patch 10/10) and docs/interface.rst
+ * document, and the file reads the same value afterwards.
  */
 #define _GNU_SOURCE
 #include <errno.h>

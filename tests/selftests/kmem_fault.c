@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmem_fault: fault injection aimed at the series' own work (issue
- * "Reliability").  Runs on the debug kernel only (ci/kernels), which has
+ * kmem_fault: fault injection aimed at the series' own work.  Runs on the debug kernel only (ci/kernels), which has
  * CONFIG_FAIL_FUNCTION, CONFIG_FAILSLAB and CONFIG_FAIL_PAGE_ALLOC.
  *
  * x86_64 has no stack-trace filter for failslab (Kconfig: !X86_64), and a

@@ -2,7 +2,7 @@
 /*
  * kmem_mode: memory.kmem.independent_kmem_limit and memory.kmem.limit_in_bytes
  * (patch 1/10, "memcg: Kernel memory accounting infrastructure").
- * See docs/interface.rst for the contract tested here.
+ * The contract tested here: memory.rst 2.7 (patch 10/10).
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -3,7 +3,7 @@
  * kmem_rmdir: what happens to kernel memory when a cgroup is removed
  * (patch 2/10, "memcg: Uncharge all kmem when deleting a cgroup").
  *
- * The rule (docs/interface.rst): the removed cgroup's remaining kernel
+ * The rule (memory.rst 2.7, patch 10/10): the removed cgroup's remaining kernel
  * memory moves to its parent, where it is counted exactly once, in the
  * counters of the mode it was charged in; freeing it later uncharges the
  * parent, and no counter underflows (the kernel-log check catches warnings).

@@ -4,7 +4,7 @@
  * "memcg: Slab accounting") and a cache's children tracked (patch 6/10,
  * "memcg: Track all the memcg children of a kmem_cache").
  *
- * Naming rule tested (docs/interface.rst): a child cache is
+ * Naming rule tested (memory.rst 2.7.1.1): a child cache is
  * "<root>(<cgroup inode>:<cgroup name, odd characters as _>)", with "dead"
  * appended after the cgroup is removed.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kmem_slabinfo: memory.kmem.slabinfo lists a cgroup's caches (patch 9/10).
- * Format (docs/interface.rst): a header line, then "name active_objs
+ * Format (memory.rst 2.7.3): a header line, then "name active_objs
  * num_objs objsize" per cache, the numbers of the cache's /proc/slabinfo
  * line.
  */

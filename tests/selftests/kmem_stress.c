@@ -48,7 +48,7 @@
 
 #define USAGE "memory.usage_in_bytes"
 #define SLACK (512 * 1024)
-/* How long a removed cgroup's copies may hold freed objects (docs/testing.rst). */
+/* How long a removed cgroup's copies may hold freed objects (docs/design.rst). */
 #define DEAD_SECS 120
 /*
  * What the parent may keep after the mixed load: a slab or two of each copy
@@ -896,7 +896,7 @@ TEST_F_TIMEOUT(stress, kmem_limit_failures_in_mode1, 180)
 		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
 		/*
 		 * A page fault at the kmem limit runs the memcg OOM killer
-		 * (docs/interface.rst): SIGKILL is a documented end too.
+		 * (memory.rst 2.7): SIGKILL is a documented end too.
 		 */
 		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
 			oom_killed++;
