@@ -335,6 +335,57 @@ TEST_F_TIMEOUT(cg, mode1_dying_task_held_to_limit, 60)
 	EXPECT_GT(kcg_u64(self->cg, "memory.kmem.failcnt"), 0);
 }
 
+/*
+ * With memory.oom_control's oom_kill_disable a fault at the kmem limit
+ * waits (under_oom 1) instead of killing; raising the kmem limit must let
+ * it go on, as raising memory.limit_in_bytes does for a fault at that one.
+ * Without a wake-up the task would sleep until some unrelated uncharge.
+ */
+TEST_F_TIMEOUT(cg, mode1_oom_disabled_fault_goes_on_when_limit_raised, 120)
+{
+	int status = 0, waited_ms, limit_ms = 10000 * kmem_scale();
+	char buf[256], pid_s[32];
+	pid_t pid;
+
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "2M"));
+	ASSERT_EQ(0, kcg_write(self->cg, "memory.oom_control", "1"));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		snprintf(pid_s, sizeof(pid_s), "%d", getpid());
+		if (kcg_write(self->cg, "cgroup.procs", pid_s))
+			_exit(125);
+		_exit(pgtables_fn(NULL));
+	}
+	/* The task reaches the limit and waits. */
+	for (waited_ms = 0; waited_ms < limit_ms; waited_ms += 100) {
+		if (kcg_read(self->cg, "memory.oom_control", buf, sizeof(buf)) > 0 &&
+		    strstr(buf, "under_oom 1"))
+			break;
+		usleep(100 * 1000);
+	}
+	TH_LOG("under_oom after %d ms; kmem usage %llu", waited_ms,
+	       (unsigned long long)kcg_u64(self->cg, KUSAGE));
+	EXPECT_LT(waited_ms, limit_ms);
+	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "256M"));
+	for (waited_ms = 0; waited_ms < limit_ms; waited_ms += 100) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		usleep(100 * 1000);
+	}
+	if (waited_ms >= limit_ms) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		TH_LOG("still waiting %d ms after the kmem limit was raised", waited_ms);
+	}
+	EXPECT_LT(waited_ms, limit_ms);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		TH_LOG("task: %s %d", WIFSIGNALED(status) ? "signal" : "exit",
+		       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	}
+}
+
 /* A child's kernel memory is limited by its parent's kmem limit. */
 TEST_F(cg, hierarchy_parent_limit)
 {
