@@ -263,6 +263,20 @@ static int pgtables_fn(void *arg)
 	return 0;
 }
 
+/* pgtables_fn() in a new task of CG: its pid, or -1. */
+static pid_t fork_pgtables(const char *cg)
+{
+	char pid_s[32];
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	snprintf(pid_s, sizeof(pid_s), "%d", getpid());
+	if (kcg_write(cg, "cgroup.procs", pid_s))
+		_exit(125);
+	_exit(pgtables_fn(NULL));
+}
+
 /*
  * A page fault that cannot charge its page tables at the kmem limit must
  * not spin: without an OOM kill behind the limit, VM_FAULT_OOM is retried
@@ -271,19 +285,12 @@ static int pgtables_fn(void *arg)
 TEST_F_TIMEOUT(cg, mode1_fault_at_limit_does_not_spin, 120)
 {
 	int status = 0, waited_ms = 0, limit_ms = 30000 * kmem_scale();
-	char pid_s[32];
 	pid_t pid;
 
 	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
 	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "2M"));
-	pid = fork();
+	pid = fork_pgtables(self->cg);
 	ASSERT_GE(pid, 0);
-	if (!pid) {
-		snprintf(pid_s, sizeof(pid_s), "%d", getpid());
-		if (kcg_write(self->cg, "cgroup.procs", pid_s))
-			_exit(125);
-		_exit(pgtables_fn(NULL));
-	}
 	while (waitpid(pid, &status, WNOHANG) == 0 && waited_ms < limit_ms) {
 		usleep(100 * 1000);
 		waited_ms += 100;
@@ -344,20 +351,14 @@ TEST_F_TIMEOUT(cg, mode1_dying_task_held_to_limit, 60)
 TEST_F_TIMEOUT(cg, mode1_oom_disabled_fault_goes_on_when_limit_raised, 120)
 {
 	int status = 0, waited_ms, limit_ms = 10000 * kmem_scale();
-	char buf[256], pid_s[32];
+	char buf[256];
 	pid_t pid;
 
 	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
 	ASSERT_EQ(0, kcg_write(self->cg, KLIMIT, "2M"));
 	ASSERT_EQ(0, kcg_write(self->cg, "memory.oom_control", "1"));
-	pid = fork();
+	pid = fork_pgtables(self->cg);
 	ASSERT_GE(pid, 0);
-	if (!pid) {
-		snprintf(pid_s, sizeof(pid_s), "%d", getpid());
-		if (kcg_write(self->cg, "cgroup.procs", pid_s))
-			_exit(125);
-		_exit(pgtables_fn(NULL));
-	}
 	/* The task reaches the limit and waits. */
 	for (waited_ms = 0; waited_ms < limit_ms; waited_ms += 100) {
 		if (kcg_read(self->cg, "memory.oom_control", buf, sizeof(buf)) > 0 &&
