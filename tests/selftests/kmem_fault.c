@@ -155,12 +155,18 @@ FIXTURE(cg) {
 	char cg[KMEM_PATH_MAX];
 };
 
-FIXTURE_SETUP(cg)
+/* Both fixtures: fail_function and the module, a cgroup, the module's cache. */
+static void fault_setup(struct __test_metadata *_metadata, char *cg, size_t len)
 {
 	ASSERT_EQ(0, access(FF "/inject", W_OK)) TH_LOG("no fail_function in debugfs");
 	ASSERT_TRUE(kt_present());
-	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "fault"));
+	ASSERT_EQ(0, kcg_create_unique(cg, len, NULL, "fault"));
 	ASSERT_EQ(0, kt_cmd("cache_create 192 0"));
+}
+
+FIXTURE_SETUP(cg)
+{
+	fault_setup(_metadata, self->cg, sizeof(self->cg));
 }
 
 FIXTURE_TEARDOWN(cg)
@@ -230,10 +236,7 @@ FIXTURE_VARIANT_ADD(create, deferred_work_item) {
 
 FIXTURE_SETUP(create)
 {
-	ASSERT_EQ(0, access(FF "/inject", W_OK)) TH_LOG("no fail_function in debugfs");
-	ASSERT_TRUE(kt_present());
-	ASSERT_EQ(0, kcg_create_unique(self->cg, sizeof(self->cg), NULL, "fault"));
-	ASSERT_EQ(0, kt_cmd("cache_create 192 0"));
+	fault_setup(_metadata, self->cg, sizeof(self->cg));
 }
 
 FIXTURE_TEARDOWN(create)
