@@ -545,7 +545,13 @@ TEST_F_TIMEOUT(cg, dead_copies_go_after_parallel_frees, 300)
 			break;
 		sleep(1);
 	}
-	k2 = kcg_wait_at_most(self->cg, KUSAGE, k0 + 256 * 1024, 10);
+	/*
+	 * The module's objects are the bulk.  Each removed cgroup leaves a few
+	 * KiB more that are not the module's (measured on SLUB: 3.9 KiB each,
+	 * still there after 10 s, with no copy of the module's cache left); a
+	 * dead copy that holds a slab is caught by the count above.
+	 */
+	k2 = kcg_wait_at_most(self->cg, KUSAGE, k0 + 256 * 1024 + NCG * 8 * 1024, 10);
 	TH_LOG("parent kmem %llu -> %llu -> %llu; dead copies left after %d s: %d",
 	       (unsigned long long)k0, (unsigned long long)k1,
 	       (unsigned long long)k2, i, left);
@@ -553,7 +559,7 @@ TEST_F_TIMEOUT(cg, dead_copies_go_after_parallel_frees, 300)
 		slabinfo_copies("kmem_test_cache(", 0, 1);
 	EXPECT_EQ(0, left);
 	EXPECT_GT(k1 - k0, (uint64_t)NCG * 4 * per_task * 64 / 2);
-	EXPECT_LE(k2, k0 + 256 * 1024);
+	EXPECT_LE(k2, k0 + 256 * 1024 + NCG * 8 * 1024);
 	EXPECT_EQ(0, kt_cmd("cache_destroy"));
 }
 
