@@ -625,7 +625,8 @@ static int slab_tuned(const char *root, const char *name)
 
 /*
  * Destroying a cache destroys its copies (a module unloading); a tunables
- * write to it reaches them, and a copy made later starts with it.
+ * write to it reaches them, and a copy made later starts with it; a dead
+ * copy keeps its own at 0 (SLUB).
  */
 TEST_F(cg, destroy_and_tune_reach_children)
 {
@@ -662,6 +663,26 @@ TEST_F(cg, destroy_and_tune_reach_children)
 	if (slab_is_slub()) {
 		snprintf(path, sizeof(path), "/sys/kernel/slab/%s", n1);
 		EXPECT_NE(0, access(path, F_OK)) TH_LOG("%s at the top level", path);
+	}
+	/*
+	 * SLUB: a dead copy (its objects still live) keeps no free slab:
+	 * min_partial and cpu_partial 0, whatever is written to its own
+	 * files (accepted, without effect) or to its root's.
+	 */
+	if (slab_is_slub()) {
+		char dead[600];
+
+		ASSERT_EQ(0, kcg_remove(other));
+		snprintf(dead, sizeof(dead), "%sdead", n2);
+		ASSERT_EQ(0, wait_cache(dead, 1, 5)) TH_LOG("no cache %s", dead);
+		slub_attr_path(path, sizeof(path), "kmem_test_cache", n2, "");
+		EXPECT_EQ(0, kcg_u64(path, "min_partial")) TH_LOG("dead %s", path);
+		EXPECT_EQ(0, kcg_write(path, "min_partial", "7\n"));
+		EXPECT_EQ(0, kcg_write(path, "cpu_partial", "30\n"));
+		EXPECT_EQ(0, kcg_u64(path, "min_partial")) TH_LOG("own write: %s", path);
+		EXPECT_EQ(0, kcg_u64(path, "cpu_partial")) TH_LOG("own write: %s", path);
+		EXPECT_EQ(0, slab_tune("kmem_test_cache"));
+		EXPECT_EQ(0, kcg_u64(path, "min_partial")) TH_LOG("root's write: %s", path);
 	}
 
 	ASSERT_EQ(0, kt_cmd("cache_destroy"));
