@@ -488,6 +488,68 @@ TEST_F_TIMEOUT(cg, dead_caches_renamed_then_freed, 60)
 }
 
 /*
+ * Near the kmem limit a copy's slab that does not fit at its usual order
+ * (SLUB: order 3 for 2 KiB objects) falls back to the minimum order that
+ * does (order 0), as it would if the pages themselves could not be had:
+ * in mode 1 with 28 KiB left, one more 2 KiB object must be allocated.
+ * The task is in the cgroup before the limit is set (a fork would charge
+ * more than the margin), the copy exists and has no slab yet, and the
+ * per-cpu charge stock is drained (memory.force_empty) so that the margin
+ * is what the counter says.  SLAB's slabs of 2 KiB objects are order 0.
+ */
+TEST_F_TIMEOUT(cg, slab_falls_back_to_min_order_at_kmem_limit, 60)
+{
+	char child[KMEM_PATH_MAX], name[512], buf[32];
+	int ready[2], go[2], status;
+	uint64_t usage, limit;
+	pid_t pid;
+	char c;
+
+	if (!kt_present())
+		SKIP(return, "the kmem_test module is not loaded");
+	ASSERT_EQ(0, kt_cmd("cache_create 2048 0"));
+	ASSERT_EQ(0, kcg_create(child, sizeof(child), self->cg, "order"));
+	ASSERT_EQ(0, kcg_write(child, MODE, "1"));
+	child_name(name, sizeof(name), "kmem_test_cache", child);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		char pid_s[32];
+
+		snprintf(pid_s, sizeof(pid_s), "%d", getpid());
+		if (kcg_write(child, "cgroup.procs", pid_s))
+			_exit(10);
+		/* Asks for the copy; served by the root cache meanwhile. */
+		if (kt_cmd("cache_alloc 1 KERNEL"))
+			_exit(11);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(12);
+		_exit(kt_cmd("cache_alloc 1 KERNEL") ? 1 : 0);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
+	ASSERT_EQ(0, kcg_write(child, "memory.force_empty", "0"));
+	usage = kcg_u64(child, KUSAGE);
+	limit = usage + 7 * KMEM_PAGE;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)limit);
+	ASSERT_EQ(0, kcg_write(child, KLIMIT, buf));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	TH_LOG("kmem usage %llu, limit %llu -> usage %llu, failcnt %llu",
+	       (unsigned long long)usage, (unsigned long long)limit,
+	       (unsigned long long)kcg_u64(child, KUSAGE),
+	       (unsigned long long)kcg_u64(child, "memory.kmem.failcnt"));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("the allocation failed (status %#x)", status);
+	EXPECT_LE(kcg_u64(child, KUSAGE), limit);
+	close(ready[0]); close(ready[1]); close(go[0]); close(go[1]);
+	kt_cmd("free");
+	kcg_remove(child);
+}
+
+/*
  * The last frees into dead copies race the shrinks they cause: 100 cgroups
  * fill their copies of the module's cache from every CPU, are removed, and
  * their objects are freed by a kernel thread on each CPU at once.  Every
