@@ -508,6 +508,8 @@ TEST_F_TIMEOUT(cg, slab_falls_back_to_min_order_at_kmem_limit, 60)
 	if (!kt_present())
 		SKIP(return, "the kmem_test module is not loaded");
 	ASSERT_EQ(0, kt_cmd("cache_create 2048 0"));
+	/* Mode 1 needs a parent in mode 1 (or the root). */
+	ASSERT_EQ(0, kcg_write(self->cg, MODE, "1"));
 	ASSERT_EQ(0, kcg_create(child, sizeof(child), self->cg, "order"));
 	ASSERT_EQ(0, kcg_write(child, MODE, "1"));
 	child_name(name, sizeof(name), "kmem_test_cache", child);
