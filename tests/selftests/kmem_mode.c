@@ -6,6 +6,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -385,6 +387,114 @@ TEST_F_TIMEOUT(cg, mode1_oom_disabled_fault_goes_on_when_limit_raised, 120)
 		TH_LOG("task: %s %d", WIFSIGNALED(status) ? "signal" : "exit",
 		       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	}
+}
+
+static double mode_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+struct mode_write {
+	const char *cg;
+	int ret;
+	double ms;
+};
+
+static void *mode_write_fn(void *arg)
+{
+	struct mode_write *w = arg;
+	double t = mode_now_ms();
+
+	w->ret = kcg_write(w->cg, MODE, "1");
+	w->ms = mode_now_ms() - t;
+	return NULL;
+}
+
+/*
+ * mkdir and rmdir take memcg_kmem_mode_mutex under cgroup_mutex, so a mode
+ * write must not wait for anything long while it holds that mutex.  It
+ * waits for the drains of the per-cpu charge stocks, work items on every
+ * CPU: a real-time task that keeps CPU 1 (with kernel memory of the cgroup
+ * in CPU 1's stock) makes that wait last as long as the task runs.  While
+ * the write waits, mkdir and rmdir of an unrelated cgroup on CPU 0 must
+ * complete; the CPU is given back only after they did (or after 3 s).
+ */
+TEST_F_TIMEOUT(cg, mode_write_wait_does_not_block_mkdir, 60)
+{
+	struct sched_param sp = { .sched_priority = 10 };
+	struct mode_write w = { .cg = self->cg };
+	char saved_rt[32] = "", other[KMEM_PATH_MAX], pid[32], ready;
+	double pair_ms, t;
+	volatile int *stop;
+	time_t deadline;
+	pthread_t th;
+	int p[2], status, ret;
+	pid_t child;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs: one held, one for mkdir");
+	stop = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, stop);
+	*stop = 0;
+	ASSERT_LT(0, kcg_read("/proc/sys/kernel", "sched_rt_runtime_us", saved_rt,
+			      sizeof(saved_rt)));
+	ASSERT_EQ(0, on_cpu(0));
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, kcg_write("/proc/sys/kernel", "sched_rt_runtime_us", "-1"));
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (!child) {
+		int q[2];
+
+		snprintf(pid, sizeof(pid), "%d", getpid());
+		/* Kernel memory charged on CPU 1 leaves the cgroup in its stock. */
+		if (on_cpu(1) || kcg_write(self->cg, "cgroup.procs", pid) || pipe(q) ||
+		    sched_setscheduler(0, SCHED_FIFO, &sp))
+			_exit(1);
+		if (write(p[1], "r", 1) != 1)
+			_exit(2);
+		deadline = time(NULL) + 3 * kmem_scale();
+		while (!*stop && time(NULL) < deadline)
+			;
+		_exit(0);
+	}
+	close(p[1]);
+	ret = read(p[0], &ready, 1);
+	close(p[0]);
+	ASSERT_EQ(1, ret);
+	ASSERT_EQ(0, pthread_create(&th, NULL, mode_write_fn, &w));
+	usleep(300 * 1000);
+	t = mode_now_ms();
+	ret = kcg_create_unique(other, sizeof(other), NULL, "bystander");
+	if (!ret)
+		ret = kcg_remove(other);
+	pair_ms = mode_now_ms() - t;
+	*stop = 1;
+	pthread_join(th, NULL);
+	waitpid(child, &status, 0);
+	kcg_write("/proc/sys/kernel", "sched_rt_runtime_us", saved_rt);
+	munmap((void *)stop, 4096);
+	TH_LOG("mode write: %s after %.0f ms; mkdir+rmdir meanwhile %.1f ms",
+	       w.ret ? strerror(-w.ret) : "success", w.ms, pair_ms);
+	EXPECT_EQ(0, ret);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("CPU holder: status %#x", status);
+	/* The write did wait for CPU 1 (else this shows nothing)... */
+	EXPECT_GE(w.ms, 250);
+	/* ...and mkdir/rmdir did not wait for the write. */
+	EXPECT_LT(pair_ms, 1000 * kmem_scale());
 }
 
 /* A child's kernel memory is limited by its parent's kmem limit. */
