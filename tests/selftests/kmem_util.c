@@ -18,7 +18,6 @@
 
 #include "kmem_util.h"
 
-#define KT_CTL "/sys/kernel/debug/kmem_test/ctl"
 
 const char *memcg_mount(void)
 {

@@ -24,6 +24,8 @@
 #define KLIMIT "memory.kmem.limit_in_bytes"
 #define KUSAGE "memory.kmem.usage_in_bytes"
 #define KMEM_MIB (1024L * 1024L)
+/* The kmem_test module's command file (kt_cmd()). */
+#define KT_CTL "/sys/kernel/debug/kmem_test/ctl"
 
 /* The v1 memory controller's mount point (KMEM_CGROUP_ROOT overrides it). */
 const char *memcg_mount(void);
