@@ -119,8 +119,13 @@ tree_has_unsaved_work() {
 		return 0
 	fi
 	tmp=$(mktemp -d)
-	format_series "$tmp"
-	if ! cmp -s <(series_dump "$tmp") <(series_dump "$PATCH_DIR"); then
+	mkdir "$tmp/series"
+	format_series "$tmp/series"
+	# Into files: cmp stops at the first difference, and a dump still
+	# reading $tmp through a process substitution would see it removed.
+	series_dump "$tmp/series" > "$tmp/branch"
+	series_dump "$PATCH_DIR" > "$tmp/patches"
+	if ! cmp -s "$tmp/branch" "$tmp/patches"; then
 		rm -rf "$tmp"
 		echo "branch $BRANCH in $KTREE has commits that differ from $PATCH_DIR (run branch-tools/refresh first)"
 		return 0
