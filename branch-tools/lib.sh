@@ -9,6 +9,8 @@ set -euo pipefail
 
 TOOLS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_DIR=$(cd "$TOOLS_DIR/.." && pwd)
+# die, note, CACHE_DIR, use_ccache, need_pkgs, ensure_command
+. "$REPO_DIR/lib/common.sh"
 
 # The kernel git tree made from the packaged tarball (outside git of this repo).
 KTREE=${KTREE:-$REPO_DIR/build/linux}
@@ -23,15 +25,6 @@ TARBALL=${TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 # Fixed identities and dates so that re-running gives the same hashes.
 BASE_AUTHOR_NAME="Debian kernel source"
 BASE_AUTHOR_EMAIL="debian-kernel@lists.debian.org"
-
-die() {
-	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
-	exit 1
-}
-
-note() {
-	printf '%s: %s\n' "${0##*/}" "$*" >&2
-}
 
 # The package version, e.g. 6.1.192-3, and a tag name made from it.
 pkg_version() {
@@ -49,26 +42,9 @@ tree_base_tag() {
 }
 
 ensure_package() {
-	if [ -f "$TARBALL" ]; then
-		return 0
-	fi
-	command -v apt-get >/dev/null || die "$TARBALL missing and no apt-get to install $SRC_PKG"
-	[ "$(id -u)" = 0 ] || die "$TARBALL missing: install $SRC_PKG as root (apt-get install $SRC_PKG)"
-	note "installing $SRC_PKG from Debian's archive"
-	apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$SRC_PKG" >/dev/null
+	[ -f "$TARBALL" ] && return 0
+	need_pkgs "$SRC_PKG"
 	[ -f "$TARBALL" ] || die "$SRC_PKG installed but $TARBALL is not there"
-}
-
-# COMMAND from Debian package PACKAGE, installed if missing (as root).
-ensure_command() { # COMMAND PACKAGE
-	command -v "$1" >/dev/null && return 0
-	command -v apt-get >/dev/null || die "$1 is not installed and there is no apt-get to install $2"
-	[ "$(id -u)" = 0 ] || die "$1 is not installed: install $2 as root (apt-get install $2)"
-	note "installing $2 from Debian's archive"
-	apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null
-	command -v "$1" >/dev/null || die "$2 installed but $1 is not there"
 }
 
 # git in the kernel tree, with identities that do not depend on the caller.

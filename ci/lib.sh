@@ -5,25 +5,15 @@ set -euo pipefail
 
 CI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_DIR=$(cd "$CI_DIR/.." && pwd)
+# die, note, CACHE_DIR, use_ccache, need_pkgs, ensure_command
+. "$REPO_DIR/lib/common.sh"
 BUILD_DIR=${BUILD_DIR:-$REPO_DIR/build}
-# Caches that outlive a clone (ccache, the userland image, the rootfs of the
-# container's base image).  A fresh machine simply starts cold.
-CACHE_DIR=${CACHE_DIR:-/var/cache/memcg-kmem}
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$CI_DIR/containers.conf}
 
 # shellcheck disable=SC2034 # both used by ci/pipeline
 BASE_IMAGE=localhost/memcg-kmem-base:bookworm
 # shellcheck disable=SC2034
 CONTAINER_IMAGE_NAME=localhost/memcg-kmem-ci
-
-die() {
-	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
-	exit 1
-}
-
-note() {
-	printf '%s: %s\n' "${0##*/}" "$*" >&2
-}
 
 # Wall time of each stage, printed as it ends and again at the end.
 #
@@ -61,20 +51,3 @@ debian_mirror() {
 	printf '%s\n' "${uri%/}"
 }
 
-# Install host packages that are missing (as root, from Debian's archive).
-APT_UPDATED=0
-need_pkgs() {
-	local missing=() p
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-			missing+=("$p")
-	done
-	[ ${#missing[@]} -gt 0 ] || return 0
-	[ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}): run as root or install them"
-	note "installing ${missing[*]}"
-	if [ "$APT_UPDATED" = 0 ]; then
-		apt-get update -qq >/dev/null
-		APT_UPDATED=1
-	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
