@@ -18,6 +18,11 @@
  *                              a timer (softirq context); waits for it
  *   atomic_remote COUNT SIZE   the same, charged to the writer's cgroup
  *                              (set_active_memcg() in the timer)
+ *   remote_hold                keep a reference on the writer's cgroup
+ *                              (until "free")
+ *   remote_kmalloc COUNT SIZE FLAGS
+ *                              as kmalloc, charged to remote_hold's cgroup
+ *                              (set_active_memcg()), removed or not
  *   dying COUNT SIZE FLAGS     send the writer SIGKILL, then as kmalloc:
  *                              a dying task that allocates in a loop which
  *                              does not check signals
@@ -96,6 +101,7 @@ static struct dentry *kt_dir;
 static gfp_t kt_last_gfp;		/* flags of the last command, for %pGg */
 static u64 kt_bench_ns;			/* duration of the last bench command */
 static unsigned long kt_lru_owned;	/* result of the last lru_owner command */
+static struct mem_cgroup *kt_remote;	/* remote_hold's cgroup, until free */
 
 #define BENCH_BATCH 256
 
@@ -592,7 +598,14 @@ static int run_cmd(char *buf)
 
 	if (!strcmp(argv[0], "free") && argc == 1) {
 		free_all(false);
+		mem_cgroup_put(kt_remote);
+		kt_remote = NULL;
 		return 0;
+	}
+	if (!strcmp(argv[0], "remote_hold") && argc == 1) {
+		mem_cgroup_put(kt_remote);
+		kt_remote = get_mem_cgroup_from_mm(current->mm);
+		return kt_remote ? 0 : -ENOENT;
 	}
 	if (!strcmp(argv[0], "free_parallel") && argc == 1)
 		return kt_cache ? do_free_parallel() : -ENOENT;
@@ -658,6 +671,16 @@ static int run_cmd(char *buf)
 		return ret;
 	if (!strcmp(argv[0], "kmalloc"))
 		return do_kmalloc(count, a, gfp);
+	if (!strcmp(argv[0], "remote_kmalloc")) {
+		struct mem_cgroup *old;
+
+		if (!kt_remote)
+			return -ENOENT;
+		old = set_active_memcg(kt_remote);
+		ret = do_kmalloc(count, a, gfp);
+		set_active_memcg(old);
+		return ret;
+	}
 	if (!strcmp(argv[0], "dying")) {
 		send_sig(SIGKILL, current, 1);
 		return do_kmalloc(count, a, gfp);
@@ -719,6 +742,8 @@ static void __exit kmem_test_exit(void)
 	debugfs_remove_recursive(kt_dir);
 	mutex_lock(&kt_lock);
 	free_all(false);
+	mem_cgroup_put(kt_remote);
+	kt_remote = NULL;
 	kmem_cache_destroy(kt_cache);
 	kt_cache = NULL;
 	merge_destroy();

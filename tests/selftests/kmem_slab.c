@@ -663,6 +663,44 @@ TEST_F_TIMEOUT(cg, limit_releases_empty_slabs, 120)
 }
 
 /*
+ * Kernel code may charge a cgroup other than its own (set_active_memcg()),
+ * and may name one that has been removed.  A removed cgroup has no copies:
+ * the copies of its nearest online ancestor serve and charge those
+ * allocations, as its reparented obj_cgroup takes its per-object charges.
+ * The module holds a removed child's cgroup and allocates 2,000 unflagged
+ * 512-byte objects charged to it: the parent's kmem usage must grow by at
+ * least three quarters of that.
+ */
+TEST_F_TIMEOUT(cg, remote_charge_to_removed_cgroup_charges_parent, 60)
+{
+	char child[KMEM_PATH_MAX], name[512], dead[600];
+	uint64_t k0, k1;
+
+	if (!kt_present())
+		SKIP(return, "the kmem_test module is not loaded");
+	ASSERT_EQ(0, kcg_create(child, sizeof(child), self->cg, "gone"));
+	/* The parent's copy of kmalloc-512, and the child's, to see it die. */
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "kmalloc 1 512 KERNEL"));
+	ASSERT_EQ(0, kcg_run(child, kt_cmd_fn, "kmalloc 1 512 KERNEL"));
+	child_name(name, sizeof(name), "kmalloc-512", self->cg);
+	ASSERT_EQ(0, wait_cache(name, 1, 5 * kmem_scale())) TH_LOG("no cache %s", name);
+	child_name(name, sizeof(name), "kmalloc-512", child);
+	ASSERT_EQ(0, wait_cache(name, 1, 5 * kmem_scale())) TH_LOG("no cache %s", name);
+	ASSERT_EQ(0, kcg_run(child, kt_cmd_fn, "remote_hold"));
+	ASSERT_EQ(0, kcg_remove(child));
+	/* Offline once its copy is dead (it holds an object, so it stays). */
+	snprintf(dead, sizeof(dead), "%sdead", name);
+	ASSERT_EQ(0, wait_cache(dead, 1, 10 * kmem_scale())) TH_LOG("no cache %s", dead);
+	k0 = kcg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kt_cmd("remote_kmalloc 2000 512 KERNEL"));
+	k1 = kcg_u64(self->cg, KUSAGE);
+	TH_LOG("parent kmem %llu -> %llu for 2000 objects of 512 bytes charged to the removed child",
+	       (unsigned long long)k0, (unsigned long long)k1);
+	EXPECT_GE((long)(k1 - k0), 2000 * 512 * 3 / 4);
+	kt_cmd("free");
+}
+
+/*
  * The last frees into dead copies race the shrinks they cause: 100 cgroups
  * fill their copies of the module's cache from every CPU, are removed, and
  * their objects are freed by a kernel thread on each CPU at once.  Every
