@@ -389,23 +389,6 @@ TEST_F_TIMEOUT(cg, mode1_oom_disabled_fault_goes_on_when_limit_raised, 120)
 	}
 }
 
-static double mode_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int on_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 struct mode_write {
 	const char *cg;
 	int ret;
@@ -415,10 +398,10 @@ struct mode_write {
 static void *mode_write_fn(void *arg)
 {
 	struct mode_write *w = arg;
-	double t = mode_now_ms();
+	double t = now_ms();
 
 	w->ret = kcg_write(w->cg, MODE, "1");
-	w->ms = mode_now_ms() - t;
+	w->ms = now_ms() - t;
 	return NULL;
 }
 
@@ -450,7 +433,7 @@ TEST_F_TIMEOUT(cg, mode_write_wait_does_not_block_mkdir, 60)
 	*stop = 0;
 	ASSERT_LT(0, kcg_read("/proc/sys/kernel", "sched_rt_runtime_us", saved_rt,
 			      sizeof(saved_rt)));
-	ASSERT_EQ(0, on_cpu(0));
+	ASSERT_EQ(0, set_cpu(0));
 	ASSERT_EQ(0, pipe(p));
 	ASSERT_EQ(0, kcg_write("/proc/sys/kernel", "sched_rt_runtime_us", "-1"));
 	child = fork();
@@ -460,7 +443,7 @@ TEST_F_TIMEOUT(cg, mode_write_wait_does_not_block_mkdir, 60)
 
 		snprintf(pid, sizeof(pid), "%d", getpid());
 		/* Kernel memory charged on CPU 1 leaves the cgroup in its stock. */
-		if (on_cpu(1) || kcg_write(self->cg, "cgroup.procs", pid) || pipe(q) ||
+		if (set_cpu(1) || kcg_write(self->cg, "cgroup.procs", pid) || pipe(q) ||
 		    sched_setscheduler(0, SCHED_FIFO, &sp))
 			_exit(1);
 		if (write(p[1], "r", 1) != 1)
@@ -476,11 +459,11 @@ TEST_F_TIMEOUT(cg, mode_write_wait_does_not_block_mkdir, 60)
 	ASSERT_EQ(1, ret);
 	ASSERT_EQ(0, pthread_create(&th, NULL, mode_write_fn, &w));
 	usleep(300 * 1000);
-	t = mode_now_ms();
+	t = now_ms();
 	ret = kcg_create_unique(other, sizeof(other), NULL, "bystander");
 	if (!ret)
 		ret = kcg_remove(other);
-	pair_ms = mode_now_ms() - t;
+	pair_ms = now_ms() - t;
 	*stop = 1;
 	pthread_join(th, NULL);
 	waitpid(child, &status, 0);

@@ -140,14 +140,6 @@ struct churn {
 	double worst_ms;
 };
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void *churn_fn(void *arg)
 {
 	struct churn *c = arg;

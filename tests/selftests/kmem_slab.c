@@ -301,15 +301,6 @@ TEST_F(cg, first_atomic_allocation_deferred)
  */
 #define REUSE_CGROUPS 16
 
-static int set_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 static int alloc_one_fn(void *arg)
 {
 	return kt_cmd("cache_alloc 1 KERNEL") ? 1 : 0;
@@ -561,14 +552,6 @@ struct fill_result {
 	double last_ms;
 };
 
-static double mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static int ctl_write(int fd, const char *cmd)
 {
 	return write(fd, cmd, strlen(cmd)) < 0 ? -errno : 0;
@@ -584,9 +567,9 @@ static int fill_fn(void *arg)
 	 * Again: the stock drains that the failing charge started give back
 	 * some pages after it; the last charge of this one fails too.
 	 */
-	t = mono_ms();
+	t = now_ms();
 	r->last_ret = ctl_write(r->ctl, "cache_alloc 16384 KERNEL");
-	r->last_ms = mono_ms() - t;
+	r->last_ms = now_ms() - t;
 	return 0;
 }
 

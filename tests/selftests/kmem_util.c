@@ -2,6 +2,7 @@
 /* Helpers of the memcg kmem suite; see kmem_util.h. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -520,4 +521,21 @@ unsigned int __wrap_alarm(unsigned int secs);
 unsigned int __wrap_alarm(unsigned int secs)
 {
 	return __real_alarm(secs * kmem_scale());
+}
+
+double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int set_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
 }

@@ -130,4 +130,9 @@ uint64_t meminfo_slab(void);
 FILE *slabinfo_open_copies(void);
 int slabinfo_copies(const char *needle, int empty, int show);
 
+/* CLOCK_MONOTONIC, in milliseconds. */
+double now_ms(void);
+/* Bind the calling task to CPU; 0 or -1 (errno). */
+int set_cpu(int cpu);
+
 #endif
