@@ -455,19 +455,25 @@ int drop_caches(int what)
 	return ret;
 }
 
-uint64_t meminfo_slab(void)
+uint64_t meminfo_bytes(const char *key)
 {
-	char line[256];
+	char line[256], fmt[64];
 	unsigned long long kb = 0;
 	FILE *f = fopen("/proc/meminfo", "r");
 
 	if (!f)
 		return 0;
+	snprintf(fmt, sizeof(fmt), "%s: %%llu kB", key);
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Slab: %llu kB", &kb) == 1)
+		if (sscanf(line, fmt, &kb) == 1)
 			break;
 	fclose(f);
 	return kb * 1024;
+}
+
+uint64_t meminfo_slab(void)
+{
+	return meminfo_bytes("Slab");
 }
 
 /*

@@ -118,7 +118,9 @@ int drop_caches(int what);
  */
 int kmem_scale(void);
 
-/* "Slab:" of /proc/meminfo, in bytes (0 if unreadable). */
+/* "KEY:" of /proc/meminfo, in bytes (0 if unreadable). */
+uint64_t meminfo_bytes(const char *key);
+/* meminfo_bytes("Slab"). */
 uint64_t meminfo_slab(void);
 
 /*
