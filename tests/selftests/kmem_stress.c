@@ -18,6 +18,9 @@
  *   allocation failures (only the documented errnos), none dies but by
  *   the memcg OOM killer (a page fault at the limit), the counters come
  *   back to zero.
+ * copy_creations_at_limit_do_not_stall_mkdir: tasks of cgroups at a kmem
+ *   limit ask for copies there is no room for, again and again, while
+ *   cgroups elsewhere are made and removed; mkdir and rmdir keep their pace.
  *
  * The kernel log is checked by the pipeline after the run (no splat, no
  * underflow warning); on the debug kernel that covers lockdep, KASAN,
@@ -931,6 +934,103 @@ TEST_F_TIMEOUT(stress, kmem_limit_failures_in_mode1, 180)
 	k = kcg_wait_at_most(self->cg, KUSAGE, SLACK, 30);
 	TH_LOG("kmem after: %llu", (unsigned long long)k);
 	EXPECT_LE(k, SLACK);
+}
+
+/*
+ * Copies made for cgroups at a kmem limit, while other cgroups are made and
+ * removed.  rmdir takes slab_mutex under cgroup_mutex (the copies of the
+ * removed cgroup are killed then), and a copy is made under slab_mutex: a
+ * creation that reclaimed under slab_mutex would hold up every mkdir and
+ * rmdir of the system behind one cgroup's reclaim.  The room a copy's own
+ * memory needs is made before slab_mutex is taken
+ * (memcg_kmem_make_room()), and when there is none the copy is not made,
+ * so mkdir and rmdir elsewhere go on at their usual pace.  Passes on 6.1
+ * (no copies) as it must on the series.
+ */
+#define AT_LIMIT_CREATORS 2
+#define AT_LIMIT_ROUNDS 200
+#define AT_LIMIT_KIDS 50
+
+static int fill_kmem(void *dir)
+{
+	char path[KMEM_PATH_MAX + 32];
+	int i, fd;
+
+	/* Empty files until the kmem limit stops them (dentries, inodes). */
+	for (i = 0; i < 200000; i++) {
+		snprintf(path, sizeof(path), "%s/fill%d", (const char *)dir, i);
+		fd = open(path, O_CREAT | O_WRONLY, 0600);
+		if (fd < 0)
+			return errno == ENOMEM ? 0 : 1;
+		close(fd);
+	}
+	return 1;
+}
+
+TEST_F_TIMEOUT(stress, copy_creations_at_limit_do_not_stall_mkdir, 300)
+{
+	char full[KMEM_PATH_MAX + 32], kid[KMEM_PATH_MAX + 64];
+	char other[KMEM_PATH_MAX + 32];
+	pid_t creators[AT_LIMIT_CREATORS];
+	double t, worst = 0, total = 0;
+	int i, k, status, made = 0;
+
+	/* Mode 1 is set on a child of the root (or in a mode-1 subtree). */
+	ASSERT_EQ(0, kcg_create_unique(full, sizeof(full), NULL, "full"));
+	ASSERT_EQ(0, kcg_write(full, MODE, "1"));
+	ASSERT_EQ(0, kcg_write(full, KLIMIT, "4M"));
+	/* Its children first: at the limit, mkdir there fails. */
+	for (i = 0; i < AT_LIMIT_KIDS; i++) {
+		snprintf(kid, sizeof(kid), "%s/c%d", full, i);
+		ASSERT_EQ(0, mkdir(kid, 0755));
+	}
+	ASSERT_EQ(0, kcg_run(full, fill_kmem, self->tmp));
+	sh->stop = 0;
+	for (k = 0; k < AT_LIMIT_CREATORS; k++) {
+		creators[k] = fork();
+		ASSERT_GE(creators[k], 0);
+		if (creators[k])
+			continue;
+		/*
+		 * A task in each child touches a few caches: each asks for
+		 * copies, for which there is no room, so it asks again.
+		 */
+		for (i = k; !sh->stop; i += AT_LIMIT_CREATORS) {
+			snprintf(kid, sizeof(kid), "%s/c%d", full, i % AT_LIMIT_KIDS);
+			if (kcg_run(kid, storm_touch, self->tmp) < 0)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	for (i = 0; i < AT_LIMIT_ROUNDS; i++) {
+		snprintf(other, sizeof(other), "%s/other%d", self->cg, i);
+		t = now_ms();
+		if (!mkdir(other, 0755)) {
+			made++;
+			rmdir(other);
+		}
+		t = now_ms() - t;
+		total += t;
+		worst = t > worst ? t : worst;
+		usleep(10 * 1000);
+	}
+	sh->stop = 1;
+	for (k = 0; k < AT_LIMIT_CREATORS; k++) {
+		ASSERT_EQ(creators[k], waitpid(creators[k], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+			TH_LOG("creator %d: status %#x", k, status);
+	}
+	TH_LOG("%d mkdir+rmdir beside cgroups at a 4 MiB kmem limit: %.1f ms on average, %.1f ms at most (kmem failcnt %llu)",
+	       made, total / AT_LIMIT_ROUNDS, worst,
+	       (unsigned long long)kcg_u64(full, "memory.kmem.failcnt"));
+	EXPECT_EQ(AT_LIMIT_ROUNDS, made);
+	EXPECT_LT(worst, 1000.0 * kmem_scale());
+	remove_tree(self->tmp);
+	for (i = 0; i < AT_LIMIT_KIDS; i++) {
+		snprintf(kid, sizeof(kid), "%s/c%d", full, i);
+		EXPECT_EQ(0, kcg_remove(kid));
+	}
+	EXPECT_EQ(0, kcg_remove(full));
 }
 
 TEST_HARNESS_MAIN
