@@ -190,11 +190,12 @@ static pid_t lookups_for(const char *cg, const char *prefix, double secs)
  * the reclaim must not run under a mutex that cgroup creation waits for
  * (memcg_kmem_mode_mutex is taken under cgroup_mutex).  Under that bug no
  * pair completes while the write runs and the worst pair lasts the whole
- * write.  So: pairs complete during the write, and none lasts 3/4 of it.
+ * write.  So: pairs complete during the write, and none lasts 9/10 of it.
  * No absolute bound: mkdir also waits (6.1's own lock, alloc_shrinker_info()
  * takes shrinker_rwsem for write) behind whatever shrinker call the reclaim
  * is in, which in a TCG guest sharing the host with another boot took up to
- * 3.3 s (22 ms with the host idle).  The worst pair is printed.
+ * 6.8 s of a 8.9 s write, 695 pairs completing meanwhile (22 ms with the
+ * host idle).  The worst pair is printed.
  */
 TEST_F_TIMEOUT(cg, limit_writes_do_not_stall_mkdir, 240)
 {
@@ -221,10 +222,10 @@ TEST_F_TIMEOUT(cg, limit_writes_do_not_stall_mkdir, 240)
 	c.stop = 1;
 	pthread_join(th, NULL);
 	TH_LOG("limit write: %s after %.1f ms; %ld mkdir/rmdir pairs during it (%ld in all), worst %.1f ms (bound %.0f ms)",
-	       ret ? strerror(-ret) : "success", t, during, c.pairs, c.worst_ms, 0.75 * t);
+	       ret ? strerror(-ret) : "success", t, during, c.pairs, c.worst_ms, 0.9 * t);
 	EXPECT_EQ(-EBUSY, ret);
 	EXPECT_GE(during, 10);
-	EXPECT_LT(c.worst_ms, 0.75 * t);
+	EXPECT_LT(c.worst_ms, 0.9 * t);
 }
 
 TEST_HARNESS_MAIN

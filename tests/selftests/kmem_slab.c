@@ -1210,13 +1210,27 @@ static int meta_fn(void *arg)
 	return 0;
 }
 
-/* Slab and percpu memory in use, what is only cached released first. */
+/*
+ * Slab and percpu memory in use, what is only cached released first, less
+ * kmemleak's own objects (one per tracked allocation, charged to nobody by
+ * design: a debug kernel's bookkeeping).
+ */
 static uint64_t slab_and_percpu(void)
 {
+	static const char *const debug[] = { "kmemleak_object", "kmemleak_scan_area" };
+	uint64_t total, own = 0;
+	struct slabline l;
+	size_t i;
+
 	slab_shrink_all();
 	/* Folds the per-CPU vmstat deltas into the global counters. */
 	kcg_write("/proc/sys/vm", "stat_refresh", "1");
-	return meminfo_bytes("Slab") + meminfo_bytes("Percpu");
+	total = meminfo_bytes("Slab") + meminfo_bytes("Percpu");
+	for (i = 0; i < sizeof(debug) / sizeof(debug[0]); i++) {
+		if (!slab_line(debug[i], &l))
+			own += (uint64_t)l.num_slabs * l.pagesperslab * KMEM_PAGE;
+	}
+	return total - own;
 }
 
 /*

@@ -944,8 +944,8 @@ TEST_F_TIMEOUT(stress, kmem_limit_failures_in_mode1, 180)
  * rmdir of the system behind one cgroup's reclaim.  The room a copy's own
  * memory needs is made before slab_mutex is taken
  * (memcg_kmem_make_room()), and when there is none the copy is not made,
- * so mkdir and rmdir elsewhere go on at their usual pace.  Passes on 6.1
- * (no copies) as it must on the series.
+ * so mkdir and rmdir elsewhere go on at their usual pace.  It needs mode 1
+ * (patch 1), and would pass at patches 1-4, which make no copies.
  */
 #define AT_LIMIT_CREATORS 2
 #define AT_LIMIT_ROUNDS 200
@@ -956,15 +956,19 @@ static int fill_kmem(void *dir)
 	char path[KMEM_PATH_MAX + 32];
 	int i, fd;
 
-	/* Empty files until the kmem limit stops them (dentries, inodes). */
+	/*
+	 * Empty files until the kmem limit stops them: ENOMEM when the
+	 * dentry cannot be charged, ENOSPC when tmpfs's inode cannot.  Any
+	 * other error is the exit status.
+	 */
 	for (i = 0; i < 200000; i++) {
 		snprintf(path, sizeof(path), "%s/fill%d", (const char *)dir, i);
 		fd = open(path, O_CREAT | O_WRONLY, 0600);
 		if (fd < 0)
-			return errno == ENOMEM ? 0 : 1;
+			return errno == ENOMEM || errno == ENOSPC ? 0 : errno;
 		close(fd);
 	}
-	return 1;
+	return 255;
 }
 
 TEST_F_TIMEOUT(stress, copy_creations_at_limit_do_not_stall_mkdir, 300)
