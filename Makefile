@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help branch refresh check check-host host-tests lint docs boot checkpatch clean bench bench-slab mail bisect-build distro-build debug-full debug-leak
+.PHONY: help branch refresh check check-host host-tests lint docs boot checkpatch clean bench bench-slab mail bisect-build bisect-check distro-build debug-full debug-leak
 
 help:
 	@echo "make branch      export the series: tarball -> build/linux, branch memcg-kmem"
@@ -21,6 +21,7 @@ help:
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on patches/"
 	@echo "make mail        write the posting (cover letter + one message per patch) into build/mail (b4; sends nothing)"
 	@echo "make bisect-build  build every commit: SLUB, SLAB, CONFIG_MEMCG=n, root option, no SLUB_DEBUG (CONFIGS=list, FULL=1: vmlinux each)"
+	@echo "make bisect-check  boot every commit, run the tests of the patches up to it (COMMITS=\"3 5\": only those)"
 	@echo "make distro-build  the series' objects under Debian's amd64 config (VMLINUX=1: whole vmlinux)"
 	@echo "make boot        boot a built kernel with a shell (KERNEL=series|base)"
 	@echo "make clean       remove build/ (kernel tree and outputs)"
@@ -48,10 +49,10 @@ debug-leak:
 # The benchmark: base, the series with the 2012 design and the same kernel
 # with the default design (series-objects), TCG and -icount, 5 repetitions each.
 bench:
-	BENCH=$${BENCH:-5} KERNELS="$${KERNELS:-bench-series bench-base bench-objects}" SKIP_DOCS=1 ci/pipeline
+	BENCH=$${BENCH:-5} KERNELS="$${KERNELS:-bench-series bench-base bench-objects}" ci/pipeline bench
 
 bench-slab:
-	BENCH=$${BENCH:-5} KERNELS="bench-series-slab bench-base-slab bench-objects-slab" SKIP_DOCS=1 ci/pipeline
+	BENCH=$${BENCH:-5} KERNELS="bench-series-slab bench-base-slab bench-objects-slab" ci/pipeline bench
 
 # shellcheck on every script, and every make target and path the docs name
 # exists (make check runs both).
@@ -73,6 +74,11 @@ mail:
 
 bisect-build:
 	branch-tools/bisect-build --configs $${CONFIGS:-test,slab,nomemcg,root,slubnodebug} $(if $(FULL),--full)
+
+# Manual (not in make check): every commit of the series booted, as the
+# series and series-objects boots, with the tests of the patches up to it.
+bisect-check:
+	BISECT_COMMITS="$(COMMITS)" ci/pipeline bisect-check
 
 distro-build:
 	branch-tools/distro-build $(if $(VMLINUX),--vmlinux)
