@@ -959,7 +959,8 @@ static int fill_kmem(void *dir)
 	/*
 	 * Empty files until the kmem limit stops them: ENOMEM when the
 	 * dentry cannot be charged, ENOSPC when tmpfs's inode cannot.  Any
-	 * other error is the exit status.
+	 * other error is the exit status.  Not make_files(): its names are
+	 * storm_touch()'s, which would unlink these and make room.
 	 */
 	for (i = 0; i < 200000; i++) {
 		snprintf(path, sizeof(path), "%s/fill%d", (const char *)dir, i);
