@@ -1259,9 +1259,25 @@ TEST_F_TIMEOUT(cg, copy_metadata_charged_to_cgroup, 600)
 		ASSERT_EQ(0, kcg_create(child, sizeof(child), self->cg, name));
 	}
 	/*
-	 * Start when slab stays put: copies of earlier tests' cgroups may
-	 * still be going away (SLAB frees its arrays only every few seconds).
+	 * Start when the dead copies of earlier tests' cgroups are gone
+	 * (thousands, from proc_slabinfo_bounded_with_many_cgroups: their
+	 * release would be counted as negative growth), or stop going, and
+	 * slab stays put (SLAB frees its arrays only every few seconds).
 	 */
+	for (i = 0, prev = -1; i < 120 * kmem_scale(); i++) {
+		copies = slabinfo_copies(")dead", 0, 0);
+		if (copies <= 0)
+			break;
+		stable = copies == prev ? stable + 1 : 0;
+		if (stable >= 5)
+			break;
+		prev = copies;
+		sleep(1);
+	}
+	TH_LOG("dead copies of earlier tests: %d after %d s", copies, i);
+	copies = 0;
+	prev = -1;
+	stable = 0;
 	s0 = s1 = slab_and_percpu();
 	for (i = 0; i < 60 * kmem_scale(); i++) {
 		sleep(1);
