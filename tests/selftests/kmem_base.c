@@ -150,6 +150,29 @@ TEST_F(cg, interrupt_remote_charge)
 }
 
 /*
+ * A task of the root cgroup that charges another cgroup (set_active_memcg(),
+ * as the kernel does for a remote charge) charges that cgroup: the root
+ * cgroup's allocations may skip the lookup of a cgroup to charge only when
+ * they charge nobody.
+ */
+TEST_F(cg, remote_charge_by_root_task_charged)
+{
+	uint64_t before, after;
+
+	if (!kt_present())
+		SKIP(return, "the kmem_test module is not loaded");
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "remote_hold"));
+	before = kcg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_run(memcg_mount(), kt_cmd_fn,
+			     "remote_kmalloc 512 1024 KERNEL|ACCOUNT"));
+	after = kcg_u64(self->cg, KUSAGE);
+	TH_LOG("kmem %llu -> %llu for 512 x 1 KiB charged to it by a root task",
+	       (unsigned long long)before, (unsigned long long)after);
+	ASSERT_EQ(0, kt_cmd("free"));
+	EXPECT_GE(after - before, 512 * 1024 * 9 / 10);
+}
+
+/*
  * What 6.1 charges per object is charged whichever cache serves it:
  * __GFP_ACCOUNT allocations that must not fail (__GFP_NOFAIL, which the
  * series serves from the original cache) and those of a SLAB_ACCOUNT cache
