@@ -50,3 +50,24 @@ ensure_command() { # COMMAND PACKAGE
 	need_pkgs "$2"
 	command -v "$1" >/dev/null || die "$2 installed but $1 is not there"
 }
+
+# Check commit C out, detached, in WT, a worktree of the git tree TREE
+# (made, or made again if WT is something else): make bisect-build and
+# make bisect-check work there, never in TREE's own work tree.
+worktree_at() { # TREE WT C
+	local tree=$1 wt=$2 common have
+	[ "$(realpath -m "$wt")" != "$(realpath -m "$tree")" ] || die "the worktree $wt would be $tree itself"
+	common=$(cd "$tree" && cd "$(git rev-parse --git-common-dir)" && pwd)
+	if [ -e "$wt" ]; then
+		have=$(cd "$wt" 2>/dev/null && cd "$(git rev-parse --git-common-dir)" 2>/dev/null && pwd) || have=
+		if [ "$have" != "$common" ]; then
+			note "$wt is not a worktree of $tree (any more): making it again"
+			rm -rf "$wt"
+		fi
+	fi
+	if [ ! -e "$wt" ]; then
+		git -C "$tree" worktree prune
+		git -C "$tree" worktree add -q -f --detach "$wt" "$3"
+	fi
+	git -C "$wt" checkout -q -f --detach "$3"
+}

@@ -490,6 +490,16 @@ TEST_F_TIMEOUT(cg, dead_caches_renamed_then_freed, 60)
 	EXPECT_LE(k2, k0 + 256 * 1024);
 }
 
+/* SLUB's sysfs directory of cache NAME, a copy of ROOT or ROOT itself. */
+static void slub_attr_path(char *out, size_t len, const char *root,
+			   const char *name, const char *attr)
+{
+	if (strcmp(root, name))
+		snprintf(out, len, "/sys/kernel/slab/%s/cgroup/%s/%s", root, name, attr);
+	else
+		snprintf(out, len, "/sys/kernel/slab/%s/%s", root, attr);
+}
+
 /*
  * Near the kmem limit a copy's slab that does not fit at its usual order
  * (SLUB: order 3 for 2 KiB objects) falls back to the minimum order that
@@ -498,11 +508,13 @@ TEST_F_TIMEOUT(cg, dead_caches_renamed_then_freed, 60)
  * The task is in the cgroup before the limit is set (a fork would charge
  * more than the margin), the copy exists and has no slab yet, and the
  * per-cpu charge stock is drained (memory.force_empty) so that the margin
- * is what the counter says.  SLAB's slabs of 2 KiB objects are order 0.
+ * is what the counter says.  SLUB's copy is grown to its root's order
+ * first (a copy starts at the minimum order), then emptied.  SLAB's slabs
+ * of 2 KiB objects are order 0.
  */
 TEST_F_TIMEOUT(cg, slab_falls_back_to_min_order_at_kmem_limit, 60)
 {
-	char child[KMEM_PATH_MAX], name[512], buf[32];
+	char child[KMEM_PATH_MAX], name[512], buf[32], dir[1024];
 	int ready[2], go[2], status;
 	uint64_t usage, limit;
 	pid_t pid;
@@ -535,6 +547,18 @@ TEST_F_TIMEOUT(cg, slab_falls_back_to_min_order_at_kmem_limit, 60)
 	}
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
+	if (slab_is_slub()) {
+		/*
+		 * A copy starts at the minimum order: grow it to its root's,
+		 * then free and shrink it, so that it has no slab again.
+		 */
+		slub_attr_path(dir, sizeof(dir), "kmem_test_cache", name, "");
+		ASSERT_EQ(0, kcg_run(child, kt_cmd_fn, "cache_alloc 64 KERNEL"));
+		ASSERT_EQ(kcg_u64("/sys/kernel/slab/kmem_test_cache", "order"),
+			  kcg_u64(dir, "order"));
+		ASSERT_EQ(0, kt_cmd("free"));
+		ASSERT_EQ(0, kcg_write(dir, "shrink", "1")) TH_LOG("%s/shrink", dir);
+	}
 	ASSERT_EQ(0, kcg_write(child, "memory.force_empty", "0"));
 	usage = kcg_u64(child, KUSAGE);
 	limit = usage + 7 * KMEM_PAGE;
@@ -552,6 +576,44 @@ TEST_F_TIMEOUT(cg, slab_falls_back_to_min_order_at_kmem_limit, 60)
 	close(ready[0]); close(ready[1]); close(go[0]); close(go[1]);
 	kt_cmd("free");
 	kcg_remove(child);
+}
+
+/*
+ * SLUB: a copy's first slabs are of the minimum order, so that a cgroup
+ * that uses a cache for a few objects is charged a page, not its root's
+ * order-3 slab; after a few slabs it takes its root's order.  Here 2 KiB
+ * objects: order 0 (two a slab) for the first, the root's order after a
+ * hundred.
+ */
+TEST_F(cg, copy_starts_small_then_takes_root_order)
+{
+	char name[512], dir[1024];
+	uint64_t root_order, k0, k1;
+
+	if (!kt_present())
+		SKIP(return, "the kmem_test module is not loaded");
+	if (!slab_is_slub())
+		SKIP(return, "SLAB: a slab's order is not a tunable of the copy");
+	ASSERT_EQ(0, kt_cmd("cache_create 2048 0"));
+	root_order = kcg_u64("/sys/kernel/slab/kmem_test_cache", "order");
+	if (root_order == 0)
+		SKIP(return, "kmem_test_cache's slabs are order 0 on this machine");
+	child_name(name, sizeof(name), "kmem_test_cache", self->cg);
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, wait_cache(name, 1, 5)) TH_LOG("no cache %s", name);
+	slub_attr_path(dir, sizeof(dir), "kmem_test_cache", name, "");
+	k0 = kcg_u64(self->cg, KUSAGE);
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	k1 = kcg_u64(self->cg, KUSAGE);
+	TH_LOG("root order %llu; the copy's first slab: order %llu, kmem %llu -> %llu",
+	       (unsigned long long)root_order,
+	       (unsigned long long)kcg_u64(dir, "order"),
+	       (unsigned long long)k0, (unsigned long long)k1);
+	EXPECT_EQ(0, kcg_u64(dir, "order"));
+	ASSERT_EQ(0, kcg_run(self->cg, kt_cmd_fn, "cache_alloc 100 KERNEL"));
+	EXPECT_EQ(root_order, kcg_u64(dir, "order"));
+	kt_cmd("free");
+	EXPECT_EQ(0, kt_cmd("cache_destroy"));
 }
 
 /*
@@ -788,14 +850,6 @@ TEST_F_TIMEOUT(cg, dead_copies_go_after_parallel_frees, 300)
  * <cache>/cgroup/<copy>/.  slab_tune() sets them to a value no cache has by
  * default; slab_tuned() says whether cache NAME (of ROOT) has it.
  */
-static void slub_attr_path(char *out, size_t len, const char *root,
-			   const char *name, const char *attr)
-{
-	if (strcmp(root, name))
-		snprintf(out, len, "/sys/kernel/slab/%s/cgroup/%s/%s", root, name, attr);
-	else
-		snprintf(out, len, "/sys/kernel/slab/%s/%s", root, attr);
-}
 
 static int slab_tune(const char *root)
 {
