@@ -128,8 +128,11 @@ select_tests() { # TESTS FILTER DIR
 boot_cmdline() { # OPTIONS
 	# "slow" (a debug kernel under TCG): the suite's waits and timeouts x10.
 	case ,$1, in *,slow,*) echo kmem.timeout_scale=10 ;; esac
-	# "kmemcaches": the 2012 design (per-memcg caches), chosen at boot.
+	# "kmemcaches": the 2012 design (per-memcg caches), chosen at boot; the
+	# suite's copies made at first use (the tests of the threshold set
+	# their own), unless "hybrid" keeps the kernel's default threshold.
 	case ,$1, in *,kmemcaches,*) echo cgroup.memory=kmemcaches ;; esac
+	case ,$1, in *,hybrid,*) ;; *,kmemcaches,*) echo memcontrol.kmem_copy_slabs=0 ;; esac
 	# "v2": the kernel's cgroup selftests on cgroup v2 instead of the suite.
 	case ,$1, in *,v2,*) echo kmem.suite=cgroup ;; esac
 }

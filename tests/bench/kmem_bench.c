@@ -356,12 +356,13 @@ static void sparse(int k, int rep)
 int main(int argc, char **argv)
 {
 	bool fast = argc > 1 && !strcmp(argv[1], "fast");
-	int reps = fast ? 1 : argc > 1 ? atoi(argv[1]) : 5;
+	bool mem_only = argc > 1 && !strcmp(argv[1], "memory");
+	int reps = fast || mem_only ? 1 : argc > 1 ? atoi(argv[1]) : 5;
 	int rep;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (reps < 1) {
-		printf("# usage: kmem_bench [REPS | fast]\n");
+		printf("# usage: kmem_bench [REPS | fast | memory]\n");
 		return 2;
 	}
 	if (fast)
@@ -369,6 +370,16 @@ int main(int argc, char **argv)
 	if (!kt_present() || kt_cmd("cache_create 64 ACCOUNT")) {
 		printf("# kmem_test module missing\n");
 		return 1;
+	}
+	/* The memory workloads alone, once each (BENCH=memory). */
+	if (mem_only) {
+		drop_caches(2);
+		memory(10, 1);
+		memory(100, 1);
+		sparse(200, 1);
+		kt_cmd("cache_destroy");
+		printf("BENCH-DONE\n");
+		return 0;
 	}
 	/* Before any memcg exists: the cost of the feature when unused. */
 	for (rep = 1; rep <= reps; rep++)

@@ -158,6 +158,36 @@ static void restore_rt(void)
 	saved_rt[0] = 0;
 }
 
+/*
+ * The threshold of per-object charging before a copy (memory.rst 2.7.1.1),
+ * memcontrol.kmem_copy_slabs; the suite boots with 0 (a copy at first use),
+ * the hybrid tests set their own and restore it in the teardown.
+ */
+#define COPY_SLABS "/sys/module/memcontrol/parameters"
+static char saved_copy_slabs[32];
+
+static int set_copy_slabs(const char *val)
+{
+	int ret;
+
+	if (!saved_copy_slabs[0]) {
+		ret = kcg_read(COPY_SLABS, "kmem_copy_slabs", saved_copy_slabs,
+			       sizeof(saved_copy_slabs));
+		if (ret < 0) {
+			saved_copy_slabs[0] = 0;
+			return ret;
+		}
+	}
+	return kcg_write(COPY_SLABS, "kmem_copy_slabs", val);
+}
+
+static void restore_copy_slabs(void)
+{
+	if (saved_copy_slabs[0])
+		kcg_write(COPY_SLABS, "kmem_copy_slabs", saved_copy_slabs);
+	saved_copy_slabs[0] = 0;
+}
+
 FIXTURE(cg) {
 	char cg[KMEM_PATH_MAX];
 	char dir[KMEM_PATH_MAX];
@@ -172,6 +202,7 @@ FIXTURE_SETUP(cg)
 FIXTURE_TEARDOWN(cg)
 {
 	restore_rt();
+	restore_copy_slabs();
 	kt_cmd("free");
 	kt_cmd("cache_destroy");
 	kt_cmd("merge_destroy");
@@ -1518,6 +1549,123 @@ TEST_F_TIMEOUT(cg, destroy_of_unused_cache_waits_for_no_creation, 300)
 		snprintf(child, sizeof(child), "%s/kback%d", self->cg, i);
 		EXPECT_EQ(0, kcg_remove(child));
 	}
+}
+
+
+/*
+ * The hybrid (memory.rst 2.7.1.1): with kmem_copy_slabs 2, a cgroup's first
+ * 2 slabs' worth of allocations from a cache are charged per object on the
+ * original cache, with no copy; the allocation that reaches the count asks
+ * for the copy, and later ones fill it.  Objects charged either way are
+ * uncharged when freed: nothing is charged twice or lost at the switch, and
+ * the parent's usage comes back once the cgroup is gone.
+ */
+TEST_F_TIMEOUT(cg, hybrid_charges_per_object_then_copies, 120)
+{
+	char kid[KMEM_PATH_MAX], name[512], cmd[64];
+	struct slabline root, copy;
+	uint64_t p0, u0, u1, u2, u3, b0, b1;
+	long per, t;
+
+	if (!kt_present())
+		SKIP(return, "the kmem_test module is not loaded");
+	ASSERT_EQ(0, set_copy_slabs("2")) TH_LOG("no %s/kmem_copy_slabs", COPY_SLABS);
+	ASSERT_EQ(0, kt_cmd("cache_create 256 0"));
+	ASSERT_EQ(0, slab_line("kmem_test_cache", &root));
+	t = 2 * root.objperslab;
+	/* 6.1's per-object charge: the object and its obj_cgroup pointer. */
+	per = root.objsize + 8;
+	ASSERT_EQ(0, kcg_create_unique(kid, sizeof(kid), self->cg, "hy"));
+	child_name(name, sizeof(name), "kmem_test_cache", kid);
+	p0 = kcg_u64(self->cg, KUSAGE);
+	u0 = kcg_u64(kid, KUSAGE);
+	b0 = kcg_stat(kid, "kernel_bypassed_memory");
+
+	/* Below the count: charged per object, no copy. */
+	snprintf(cmd, sizeof(cmd), "cache_alloc %ld KERNEL", t - 1);
+	ASSERT_EQ(0, kcg_run(kid, kt_cmd_fn, cmd));
+	u1 = kcg_u64(kid, KUSAGE);
+	TH_LOG("%ld objects of %ld bytes (%ld per slab): kmem %llu -> %llu", t - 1,
+	       root.objsize, root.objperslab, (unsigned long long)u0, (unsigned long long)u1);
+	EXPECT_GE(u1 - u0, (uint64_t)((t - 1) * root.objsize));
+	/* The task's own few objects of other caches (and page tables) aside. */
+	EXPECT_LE(u1 - u0, (uint64_t)((t - 1) * per + 8 * KMEM_PAGE));
+	usleep(300 * 1000 * kmem_scale());
+	EXPECT_NE(0, slab_line(name, &copy)) TH_LOG("%s exists below the count", name);
+
+	/* The count reached: the copy is asked for, then serves the cgroup. */
+	ASSERT_EQ(0, kcg_run(kid, kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, wait_cache(name, 1, 5 * kmem_scale())) TH_LOG("no copy %s", name);
+	b1 = kcg_stat(kid, "kernel_bypassed_memory");
+	TH_LOG("kernel_bypassed_memory %llu -> %llu", (unsigned long long)b0,
+	       (unsigned long long)b1);
+	u2 = kcg_u64(kid, KUSAGE);
+	snprintf(cmd, sizeof(cmd), "cache_alloc %ld KERNEL", 4 * root.objperslab);
+	ASSERT_EQ(0, kcg_run(kid, kt_cmd_fn, cmd));
+	ASSERT_EQ(0, slab_line(name, &copy));
+	u3 = kcg_u64(kid, KUSAGE);
+	TH_LOG("copy %s: %ld active; kmem %llu -> %llu", name, copy.active,
+	       (unsigned long long)u2, (unsigned long long)u3);
+	EXPECT_GE(copy.active, 4 * root.objperslab);
+	EXPECT_GE(u3 - u2, (uint64_t)(4 * root.objperslab * root.objsize));
+	/* The objects charged per object are still charged once each. */
+	EXPECT_GE(u3 - u0, (uint64_t)((t - 1 + 4 * root.objperslab) * root.objsize));
+
+	/*
+	 * Free everything and remove the cgroup: its parent gets back to p0
+	 * (which counts the cgroup's own structures, charged to the parent
+	 * at mkdir) once the dead copy is shrunk and destroyed.
+	 */
+	ASSERT_EQ(0, kt_cmd("free"));
+	EXPECT_EQ(0, kcg_remove(kid));
+	u1 = kcg_wait_at_most(self->cg, KUSAGE, p0 + 2 * KMEM_PAGE, 10 * kmem_scale());
+	TH_LOG("parent kmem %llu before, %llu after", (unsigned long long)p0,
+	       (unsigned long long)u1);
+	EXPECT_LE(u1, p0 + 2 * KMEM_PAGE);
+}
+
+/*
+ * A removed cgroup's counts go with it: a new cgroup that takes its id (ids
+ * are reused lowest first) starts from nothing, and gets no copy after one
+ * allocation where the removed one had all but reached the count.
+ */
+TEST_F_TIMEOUT(cg, hybrid_counts_go_with_the_cgroup, 120)
+{
+	char gone[KMEM_PATH_MAX], cgs[REUSE_CGROUPS][KMEM_PATH_MAX], name[512], cmd[64];
+	struct slabline root, l;
+	int i, copies = 0;
+
+	if (!kt_present())
+		SKIP(return, "the kmem_test module is not loaded");
+	ASSERT_EQ(0, set_copy_slabs("2")) TH_LOG("no %s/kmem_copy_slabs", COPY_SLABS);
+	ASSERT_EQ(0, kt_cmd("cache_create 256 0"));
+	ASSERT_EQ(0, slab_line("kmem_test_cache", &root));
+	ASSERT_EQ(0, kcg_create_unique(gone, sizeof(gone), self->cg, "gone"));
+	snprintf(cmd, sizeof(cmd), "cache_alloc %ld KERNEL", 2 * root.objperslab - 1);
+	ASSERT_EQ(0, kcg_run(gone, kt_cmd_fn, cmd));
+	ASSERT_EQ(0, kt_cmd("free"));
+	ASSERT_EQ(0, kcg_remove(gone));
+	for (i = 0; i < REUSE_CGROUPS; i++) {
+		ASSERT_EQ(0, kcg_create_unique(cgs[i], sizeof(cgs[i]), self->cg, "reuse"));
+		ASSERT_EQ(0, kcg_run(cgs[i], alloc_one_fn, NULL));
+	}
+	usleep(500 * 1000 * kmem_scale());
+	for (i = 0; i < REUSE_CGROUPS; i++) {
+		child_name(name, sizeof(name), "kmem_test_cache", cgs[i]);
+		if (!slab_line(name, &l)) {
+			TH_LOG("%s: a copy after one allocation", name);
+			copies++;
+		}
+	}
+	EXPECT_EQ(0, copies);
+	/* And with the threshold back at 0 the next allocation asks for one. */
+	ASSERT_EQ(0, set_copy_slabs("0"));
+	ASSERT_EQ(0, kcg_run(cgs[0], alloc_one_fn, NULL));
+	child_name(name, sizeof(name), "kmem_test_cache", cgs[0]);
+	EXPECT_EQ(0, wait_cache(name, 1, 5 * kmem_scale())) TH_LOG("no copy %s", name);
+	kt_cmd("free");
+	for (i = 0; i < REUSE_CGROUPS; i++)
+		kcg_remove(cgs[i]);
 }
 
 TEST_HARNESS_MAIN
