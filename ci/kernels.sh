@@ -37,7 +37,7 @@ load_kernels() {
 			case ${f[3]} in series|base|gate) ;; *) die "$KERNELS_FILE:$n: kind '${f[3]}' is not series, base or gate" ;; esac
 			IFS=, read -r -a opts <<<"${f[5]}"
 			for o in "${opts[@]}"; do
-				case $o in -|kmemcaches|manual|slow|v2|icount|vs=?*) ;;
+				case $o in -|kmemcaches|hybrid|manual|slow|v2|icount|vs=?*) ;;
 				*) die "$KERNELS_FILE:$n: unknown option '$o'" ;;
 				esac
 			done
