@@ -186,6 +186,9 @@ boot_kernel() { # NAME
 bench_boot() { # NAME OUTDIR MODE(tcg|icount) WHAT
 	local name=$1 out=$2 extra=()
 	! boot_has "$name" kmemcaches || extra+=(cgroup.memory=kmemcaches)
+	# BENCH_CMDLINE: more parameters for every benchmark boot (e.g.
+	# memcontrol.kmem_copy_slabs=0, to measure copies at first use).
+	[ -z "${BENCH_CMDLINE:-}" ] || read -r -a extra <<<"${extra[*]} $BENCH_CMDLINE"
 	rm -rf "$out"
 	mkdir -p "$out"
 	KMEM_ICOUNT=$([ "$3" = icount ] && echo 1 || echo 0) \
