@@ -34,6 +34,7 @@
 
 #define PAIRS 1000000L
 #define FAST_PAIRS 200000L
+#define CHURN_CYCLES 1000
 
 static long pairs = PAIRS;
 
@@ -353,6 +354,124 @@ static void sparse(int k, int rep)
 	fflush(stdout);
 }
 
+struct nfiles {
+	const char *dir;
+	long n;
+};
+
+static int nfiles_fn(void *arg)
+{
+	struct nfiles *f = arg;
+	int err;
+
+	return make_files(f->dir, f->n, &err) == f->n ? 0 : 1;
+}
+
+/*
+ * Slab growth against each cgroup's use of the caches: K cgroups each
+ * create N empty files, and stay.  Per-memcg caches show here where a
+ * cgroup gets its copies: at first use, or once it has allocated
+ * memcontrol.kmem_copy_slabs slabs' worth of objects of a cache.
+ */
+static void files_curve(int k, long n, int rep)
+{
+	char parent[KMEM_PATH_MAX], cg[KMEM_PATH_MAX], dir[KMEM_PATH_MAX];
+	char d[KMEM_PATH_MAX + 64], name[32];
+	struct nfiles f = { d, n };
+	uint64_t slab0, slab1;
+	int i;
+
+	drop_caches(3);
+	sleep(1);
+	slab0 = meminfo_slab();
+	if (kcg_create_unique(parent, sizeof(parent), NULL, "benchcurve") ||
+	    make_tmpdir(dir, sizeof(dir), "benchcurve"))
+		return;
+	for (i = 0; i < k; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		snprintf(d, sizeof(d), "%s/%s", dir, name);
+		mkdir(d, 0755);
+		if (kcg_create(cg, sizeof(cg), parent, name) || kcg_run(cg, nfiles_fn, &f))
+			printf("# curve workload: cgroup %d failed\n", i);
+	}
+	sleep(3);	/* statistics flush */
+	slab1 = meminfo_slab();
+	printf("BENCH slab-%dcg-%ldfiles all %d %llu bytes\n", k, n, rep,
+	       (unsigned long long)(slab1 - slab0));
+	for (i = 0; i < k; i++) {
+		snprintf(d, sizeof(d), "%s/c%d", dir, i);
+		remove_tree(d);
+		snprintf(cg, sizeof(cg), "%s/c%d", parent, i);
+		kcg_remove(cg);
+	}
+	rmdir(dir);
+	kcg_remove(parent);
+	fflush(stdout);
+}
+
+/*
+ * Cgroup churn, as container runtimes and service managers do it: create a
+ * cgroup, run one short task in it (sparse_fn), remove its files and the
+ * cgroup; N cycles.  The time per cycle, then what Slab: and Percpu: have
+ * grown by once the cycles are over and 5 s later (what removed cgroups
+ * and their dead copies still hold).
+ */
+static void churn(int n, int rep)
+{
+	char parent[KMEM_PATH_MAX], cg[KMEM_PATH_MAX], dir[KMEM_PATH_MAX];
+	char d[KMEM_PATH_MAX + 64];
+	uint64_t slab0, pcpu0, t;
+	int i, bad = 0;
+
+	drop_caches(3);
+	sleep(1);
+	slab0 = meminfo_slab();
+	pcpu0 = meminfo_bytes("Percpu");
+	if (kcg_create_unique(parent, sizeof(parent), NULL, "benchchurn") ||
+	    make_tmpdir(dir, sizeof(dir), "benchchurn"))
+		return;
+	snprintf(d, sizeof(d), "%s/d", dir);
+	t = now_ns();
+	for (i = 0; i < n; i++) {
+		mkdir(d, 0755);
+		if (kcg_create(cg, sizeof(cg), parent, "c") || kcg_run(cg, sparse_fn, d))
+			bad++;
+		remove_tree(d);
+		if (kcg_remove(cg))
+			bad++;
+	}
+	t = now_ns() - t;
+	if (bad)
+		printf("# churn workload: %d of %d cycles failed\n", bad, n);
+	printf("BENCH churn-cycle all %d %.1f ns/cycle\n", rep, (double)t / n);
+	rmdir(dir);
+	kcg_remove(parent);
+	drop_caches(3);
+	printf("BENCH churn-%d-slab+pcpu all %d %lld bytes\n", n, rep,
+	       (long long)(meminfo_slab() + meminfo_bytes("Percpu")) -
+	       (long long)(slab0 + pcpu0));
+	sleep(5);
+	drop_caches(3);
+	printf("BENCH churn-%d-left-5s all %d %lld bytes\n", n, rep,
+	       (long long)(meminfo_slab() + meminfo_bytes("Percpu")) -
+	       (long long)(slab0 + pcpu0));
+	fflush(stdout);
+}
+
+/* The memory workloads (tcg), repetition @rep. */
+static void memory_rows(int rep)
+{
+	static const long curve_files[] = { 3, 30, 300 };
+	unsigned int i;
+
+	memory(10, rep);
+	memory(100, rep);
+	sparse(200, rep);
+	for (i = 0; i < sizeof(curve_files) / sizeof(curve_files[0]); i++)
+		files_curve(50, curve_files[i], rep);
+	churn(CHURN_CYCLES, rep);
+}
+
 int main(int argc, char **argv)
 {
 	bool fast = argc > 1 && !strcmp(argv[1], "fast");
@@ -374,9 +493,7 @@ int main(int argc, char **argv)
 	/* The memory workloads alone, once each (BENCH=memory). */
 	if (mem_only) {
 		drop_caches(2);
-		memory(10, 1);
-		memory(100, 1);
-		sparse(200, 1);
+		memory_rows(1);
 		kt_cmd("cache_destroy");
 		printf("BENCH-DONE\n");
 		return 0;
@@ -402,11 +519,8 @@ int main(int argc, char **argv)
 		kcg_run(child_cg, pipe_fn, &rep);
 	}
 	drop_caches(2);
-	for (rep = 1; rep <= 2; rep++) {
-		memory(10, rep);
-		memory(100, rep);
-		sparse(200, rep);
-	}
+	for (rep = 1; rep <= 2; rep++)
+		memory_rows(rep);
 	kt_cmd("cache_destroy");
 	printf("BENCH-DONE\n");
 	return 0;
