@@ -209,11 +209,51 @@ static int pipe_fn(void *arg)
 	return 0;
 }
 
-static int memfiles_fn(void *arg)
-{
-	int err;
+/*
+ * K child cgroups c0..cK-1 of a new cgroup PARENT, each with a folder of
+ * the same name in the new folder DIR, where one task of the cgroup runs
+ * run(cgroup, folder, n).  They stay, with what the tasks made, until
+ * group_remove().
+ */
+struct group {
+	char parent[KMEM_PATH_MAX], dir[KMEM_PATH_MAX];
+	int k;
+};
 
-	return make_files(arg, 1000, &err) == 1000 ? 0 : 1;
+static int group_make(struct group *g, const char *name, int k,
+		      int (*run)(const char *cg, const char *dir, long n), long n)
+{
+	char cg[KMEM_PATH_MAX], d[KMEM_PATH_MAX + 64], sub[32];
+	int i;
+
+	g->k = 0;
+	if (kcg_create_unique(g->parent, sizeof(g->parent), NULL, name) ||
+	    make_tmpdir(g->dir, sizeof(g->dir), name))
+		return -1;
+	g->k = k;
+	for (i = 0; i < k; i++) {
+		snprintf(sub, sizeof(sub), "c%d", i);
+		snprintf(d, sizeof(d), "%s/%s", g->dir, sub);
+		mkdir(d, 0755);
+		if (kcg_create(cg, sizeof(cg), g->parent, sub) || run(cg, d, n))
+			printf("# %s workload: cgroup %d failed\n", name, i);
+	}
+	return 0;
+}
+
+static void group_remove(struct group *g)
+{
+	char path[KMEM_PATH_MAX + 64];
+	int i;
+
+	for (i = 0; i < g->k; i++) {
+		snprintf(path, sizeof(path), "%s/c%d", g->dir, i);
+		remove_tree(path);
+		snprintf(path, sizeof(path), "%s/c%d", g->parent, i);
+		kcg_remove(path);
+	}
+	rmdir(g->dir);
+	kcg_remove(g->parent);
 }
 
 /*
@@ -223,43 +263,22 @@ static int memfiles_fn(void *arg)
  */
 static void memory(int k, int rep)
 {
-	char parent[KMEM_PATH_MAX], cg[KMEM_PATH_MAX], dir[KMEM_PATH_MAX], name[32];
 	uint64_t slab0, slab1, slab2, slab3, slab4, kmem;
-	int i;
+	struct group g;
 
 	drop_caches(3);
 	sleep(1);
 	slab0 = meminfo_slab();
-	if (kcg_create_unique(parent, sizeof(parent), NULL, "benchmem") ||
-	    make_tmpdir(dir, sizeof(dir), "benchmem"))
+	if (group_make(&g, "benchmem", k, kcg_make_files, 1000))
 		return;
-	for (i = 0; i < k; i++) {
-		char d[KMEM_PATH_MAX + 64];
-
-		snprintf(name, sizeof(name), "m%d", i);
-		snprintf(d, sizeof(d), "%s/%s", dir, name);
-		mkdir(d, 0755);
-		if (kcg_create(cg, sizeof(cg), parent, name) ||
-		    kcg_run(cg, memfiles_fn, d))
-			printf("# memory workload: cgroup %d failed\n", i);
-	}
 	sleep(3);	/* statistics flush */
 	slab1 = meminfo_slab();
-	kmem = kcg_u64(parent, "memory.kmem.usage_in_bytes");
+	kmem = kcg_u64(g.parent, "memory.kmem.usage_in_bytes");
 	printf("BENCH slab-%dcg-1000files all %d %llu bytes\n", k, rep,
 	       (unsigned long long)(slab1 - slab0));
 	printf("BENCH kmem-%dcg-1000files all %d %llu bytes\n", k, rep,
 	       (unsigned long long)kmem);
-	for (i = 0; i < k; i++) {
-		char d[KMEM_PATH_MAX + 64];
-
-		snprintf(d, sizeof(d), "%s/m%d", dir, i);
-		remove_tree(d);
-		snprintf(cg, sizeof(cg), "%s/m%d", parent, i);
-		kcg_remove(cg);
-	}
-	rmdir(dir);
-	kcg_remove(parent);
+	group_remove(&g);
 	drop_caches(3);
 	slab2 = meminfo_slab();
 	sleep(5);
@@ -305,6 +324,12 @@ static int sparse_fn(void *arg)
 	return 0;
 }
 
+/* sparse_fn by a task of @cg (group_make()). */
+static int run_sparse(const char *cg, const char *dir, long n)
+{
+	return kcg_run(cg, sparse_fn, (void *)dir);
+}
+
 /*
  * The sparse case, where per-cgroup caches waste most: K cgroups that each
  * ran one short-lived task (sparse_fn) and stay, with the files it made.
@@ -314,37 +339,19 @@ static int sparse_fn(void *arg)
  */
 static void sparse(int k, int rep)
 {
-	char parent[KMEM_PATH_MAX], cg[KMEM_PATH_MAX], dir[KMEM_PATH_MAX];
-	char d[KMEM_PATH_MAX + 64], name[32];
 	uint64_t slab0, slab1, slab2;
-	int i;
+	struct group g;
 
 	drop_caches(3);
 	sleep(1);
 	slab0 = meminfo_slab();
-	if (kcg_create_unique(parent, sizeof(parent), NULL, "benchsparse") ||
-	    make_tmpdir(dir, sizeof(dir), "benchsparse"))
+	if (group_make(&g, "benchsparse", k, run_sparse, 0))
 		return;
-	for (i = 0; i < k; i++) {
-		snprintf(name, sizeof(name), "s%d", i);
-		snprintf(d, sizeof(d), "%s/%s", dir, name);
-		mkdir(d, 0755);
-		if (kcg_create(cg, sizeof(cg), parent, name) ||
-		    kcg_run(cg, sparse_fn, d))
-			printf("# sparse workload: cgroup %d failed\n", i);
-	}
 	sleep(3);	/* statistics flush */
 	slab1 = meminfo_slab();
 	printf("BENCH slab-%dcg-sparse all %d %llu bytes\n", k, rep,
 	       (unsigned long long)(slab1 - slab0));
-	for (i = 0; i < k; i++) {
-		snprintf(d, sizeof(d), "%s/s%d", dir, i);
-		remove_tree(d);
-		snprintf(cg, sizeof(cg), "%s/s%d", parent, i);
-		kcg_remove(cg);
-	}
-	rmdir(dir);
-	kcg_remove(parent);
+	group_remove(&g);
 	drop_caches(3);
 	sleep(5);
 	drop_caches(3);
@@ -352,19 +359,6 @@ static void sparse(int k, int rep)
 	printf("BENCH slab-left-5s-per-cg sparse %d %lld bytes\n", rep,
 	       ((long long)slab2 - (long long)slab0) / k);
 	fflush(stdout);
-}
-
-struct nfiles {
-	const char *dir;
-	long n;
-};
-
-static int nfiles_fn(void *arg)
-{
-	struct nfiles *f = arg;
-	int err;
-
-	return make_files(f->dir, f->n, &err) == f->n ? 0 : 1;
 }
 
 /*
@@ -375,37 +369,19 @@ static int nfiles_fn(void *arg)
  */
 static void files_curve(int k, long n, int rep)
 {
-	char parent[KMEM_PATH_MAX], cg[KMEM_PATH_MAX], dir[KMEM_PATH_MAX];
-	char d[KMEM_PATH_MAX + 64], name[32];
-	struct nfiles f = { d, n };
 	uint64_t slab0, slab1;
-	int i;
+	struct group g;
 
 	drop_caches(3);
 	sleep(1);
 	slab0 = meminfo_slab();
-	if (kcg_create_unique(parent, sizeof(parent), NULL, "benchcurve") ||
-	    make_tmpdir(dir, sizeof(dir), "benchcurve"))
+	if (group_make(&g, "benchcurve", k, kcg_make_files, n))
 		return;
-	for (i = 0; i < k; i++) {
-		snprintf(name, sizeof(name), "c%d", i);
-		snprintf(d, sizeof(d), "%s/%s", dir, name);
-		mkdir(d, 0755);
-		if (kcg_create(cg, sizeof(cg), parent, name) || kcg_run(cg, nfiles_fn, &f))
-			printf("# curve workload: cgroup %d failed\n", i);
-	}
 	sleep(3);	/* statistics flush */
 	slab1 = meminfo_slab();
 	printf("BENCH slab-%dcg-%ldfiles all %d %llu bytes\n", k, n, rep,
 	       (unsigned long long)(slab1 - slab0));
-	for (i = 0; i < k; i++) {
-		snprintf(d, sizeof(d), "%s/c%d", dir, i);
-		remove_tree(d);
-		snprintf(cg, sizeof(cg), "%s/c%d", parent, i);
-		kcg_remove(cg);
-	}
-	rmdir(dir);
-	kcg_remove(parent);
+	group_remove(&g);
 	fflush(stdout);
 }
 
