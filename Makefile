@@ -24,7 +24,7 @@ help:
 	@echo "make bisect-check  boot every commit, run the tests of the patches up to it (COMMITS=\"3 5\": only those)"
 	@echo "make distro-build  the series' objects under Debian's amd64 config (VMLINUX=1: whole vmlinux)"
 	@echo "make boot        boot a built kernel with a shell (KERNEL=series|base)"
-	@echo "make clean       remove build/ (kernel tree and outputs)"
+	@echo "make clean       remove build/ (make branch's tree, results); make check's trees are in CACHE_DIR"
 
 branch:
 	branch-tools/export
@@ -84,7 +84,9 @@ distro-build:
 	branch-tools/distro-build $(if $(VMLINUX),--vmlinux)
 
 KERNEL ?= series
-KOBJ_DIR = $(firstword $(wildcard build/out/$(KERNEL) build/base/out/$(KERNEL)))
+# make check's object trees (TREES_DIR, lib/common.sh).
+TREES_DIR = $(shell . lib/common.sh && printf %s "$$TREES_DIR")
+KOBJ_DIR = $(firstword $(wildcard $(TREES_DIR)/out/$(KERNEL) $(TREES_DIR)/base/out/$(KERNEL)))
 boot:
 	@test -n "$(KOBJ_DIR)" || { echo "no built kernel '$(KERNEL)': run make check first"; exit 1; }
 	ci/boot --interactive $(KOBJ_DIR)/arch/x86/boot/bzImage build/initrd/$(KERNEL).initrd build/boot-$(KERNEL)

@@ -79,7 +79,7 @@ series_dump() {
 
 # Would resetting the branch lose work?  Prints why, returns 1 if so.
 tree_has_unsaved_work() {
-	local tmp dirty
+	local dirty
 	[ -d "$KTREE/.git" ] || return 1
 	kgit rev-parse -q --verify "refs/heads/$BRANCH" >/dev/null || return 1
 	if [ -d "$KTREE/.git/rebase-apply" ] || [ -d "$KTREE/.git/rebase-merge" ]; then
@@ -94,6 +94,17 @@ tree_has_unsaved_work() {
 		printf 'uncommitted changes or new files in %s (commit them, e.g. as fixups, and run branch-tools/refresh; or remove them):\n%s\n' "$KTREE" "$dirty"
 		return 0
 	fi
+	if ! branch_is_patches; then
+		echo "branch $BRANCH in $KTREE has commits that differ from $PATCH_DIR (run branch-tools/refresh first)"
+		return 0
+	fi
+	return 1
+}
+
+# Does branch $BRANCH hold exactly the commits of $PATCH_DIR (the same
+# files when written out again)?
+branch_is_patches() {
+	local tmp rc=0
 	tmp=$(mktemp -d)
 	mkdir "$tmp/series"
 	format_series "$tmp/series"
@@ -101,13 +112,9 @@ tree_has_unsaved_work() {
 	# reading $tmp through a process substitution would see it removed.
 	series_dump "$tmp/series" > "$tmp/branch"
 	series_dump "$PATCH_DIR" > "$tmp/patches"
-	if ! cmp -s "$tmp/branch" "$tmp/patches"; then
-		rm -rf "$tmp"
-		echo "branch $BRANCH in $KTREE has commits that differ from $PATCH_DIR (run branch-tools/refresh first)"
-		return 0
-	fi
+	cmp -s "$tmp/branch" "$tmp/patches" || rc=1
 	rm -rf "$tmp"
-	return 1
+	return $rc
 }
 
 # kbuild's own answer to "which objects does directory DIR of source tree

@@ -3,13 +3,26 @@
 # export, kernel builds, tests, guest image, initramfs, boots.  Sourced
 # after ci/lib.sh and ci/kernels.sh, with load_kernels done.
 
-KTREE=${KTREE:-$BUILD_DIR/linux}
-# The base tree sits at the same depth as the series tree and each kernel's
-# object tree at the same place relative to its source, so ccache (paths
-# made relative by CCACHE_BASEDIR) shares objects between the two.
-BASE_TREE=${BASE_TREE:-$BUILD_DIR/base/linux}
+# The series tree is make check's own (not make branch's build/linux,
+# where a developer edits): exported from patches/, kept under CACHE_DIR
+# with its object trees, so that a fresh clone's run rebuilds only what
+# changed.  The base tree sits at the same depth as the series tree and
+# each kernel's object tree at the same place relative to its source, so
+# ccache (paths made relative by CCACHE_BASEDIR) shares objects between
+# the two.
+KTREE=${KTREE:-$TREES_DIR/linux}
+BASE_TREE=${BASE_TREE:-$TREES_DIR/base/linux}
 RESULTS=${RESULTS:-$BUILD_DIR/results}
 JOBS=${JOBS:-$(nproc)}
+
+# One run at a time uses the trees: runs from other clones share them.
+# (The descriptor stays open, and the lock held, until the run ends.)
+mkdir -p "$CACHE_DIR"
+exec 9>>"$CACHE_DIR/trees.lock"
+if ! flock -n 9; then
+	note "waiting for another run that uses $TREES_DIR"
+	flock 9
+fi
 
 do_export() {
 	KTREE=$KTREE "$REPO_DIR/branch-tools/export" --auto-recreate

@@ -13,8 +13,11 @@ note() {
 }
 
 # Caches that outlive a clone (ccache, the userland image, the rootfs of the
-# container's base image).  A fresh machine simply starts cold.
+# container's base image, make check's kernel trees).  A fresh machine simply starts cold.
 CACHE_DIR=${CACHE_DIR:-/var/cache/memcg-kmem}
+# make check's kernel trees and object trees (ci/suite-lib.sh): kept from
+# run to run, so that a run with unchanged patches rebuilds nothing.
+TREES_DIR=${TREES_DIR:-$CACHE_DIR/trees}
 
 # ccache for kernel builds.  Paths differ between clones and between the
 # series and base trees: ccache hashes them relative to the working

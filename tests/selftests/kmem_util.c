@@ -519,13 +519,25 @@ int kmem_scale(void)
 
 /*
  * The harness times each test out with alarm(2); linked with
- * -Wl,--wrap=alarm, its timeouts scale with KMEM_TIMEOUT_SCALE too.
+ * -Wl,--wrap=alarm, its timeouts scale with KMEM_TIMEOUT_SCALE too.  The
+ * harness arms the alarm when a test starts and disarms it when the test
+ * has ended: the test's wall time is printed there, as a TAP comment
+ * before its result (ci/run-suite lists the slowest).
  */
 unsigned int __real_alarm(unsigned int secs);
 unsigned int __wrap_alarm(unsigned int secs);
 
 unsigned int __wrap_alarm(unsigned int secs)
 {
+	static double started;
+
+	if (secs) {
+		started = now_ms();
+	} else if (started) {
+		printf("# time: %.1f s\n", (now_ms() - started) / 1e3);
+		fflush(stdout);
+		started = 0;
+	}
 	return __real_alarm(secs * kmem_scale());
 }
 
