@@ -59,15 +59,22 @@ builds_of() {
 # fragments FRAG (comma-separated), and the test modules into
 # $BUILD_DIR/tests/NAME.
 make_kernel() { # NAME SRC OUT FRAGS
-	local name=$1 src=$2 out=$3 f fr=()
+	local name=$1 src=$2 out=$3 f fr=() key
 	mkdir -p "$out"
 	for f in ${4//,/ }; do fr+=("$CI_DIR/configs/$f"); done
 	# tinyconfig + fragments + olddefconfig, checked (ci/kconfig).  Kbuild
-	# only rebuilds what an option change touches, so regenerating an
-	# unchanged config is cheap.  The release names the kernel
+	# only rebuilds what an option change touches.  The release names the kernel
 	# (6.1.192-series, 6.1.192-base).  LOCALVERSION= (set, empty) keeps
 	# setlocalversion from adding "+".
-	"$CI_DIR/kconfig" "$src" "$out" "-$name" "${fr[@]}"
+	# Made again only when its inputs change: the fragments, ci/kconfig,
+	# the tree's commit and any change in its work tree (a stamp in OUT).
+	key=$({ cat "${fr[@]}" "$CI_DIR/kconfig"; git -C "$src" rev-parse HEAD; git -C "$src" diff HEAD; echo "$name"; } |
+		sha256sum | cut -d' ' -f1)
+	if [ ! -f "$out/.config" ] || [ "$(cat "$out/.kmem-kconfig" 2>/dev/null)" != "$key" ]; then
+		rm -f "$out/.kmem-kconfig"
+		"$CI_DIR/kconfig" "$src" "$out" "-$name" "${fr[@]}"
+		echo "$key" > "$out/.kmem-kconfig"
+	fi
 	make -s -C "$src" O="$out" CC="ccache gcc" LOCALVERSION= -j"$JOBS" bzImage modules
 	make -s -C "$REPO_DIR/tests" module KSRC="$src" KOBJ="$out" OUT="$BUILD_DIR/tests/$name" \
 		LOCALVERSION= >/dev/null
