@@ -410,6 +410,20 @@ uint64_t kcg_wait_at_most(const char *cg, const char *file, uint64_t max, int se
 	return v;
 }
 
+uint64_t kcg_u64_settled(const char *cg, const char *file, int secs)
+{
+	uint64_t v = kcg_u64(cg, file), prev;
+	int i, same = 0;
+
+	for (i = 0; i < secs * 10 * kmem_scale() && same < 2; i++) {
+		usleep(100 * 1000);
+		prev = v;
+		v = kcg_u64(cg, file);
+		same = v == prev ? same + 1 : 0;
+	}
+	return v;
+}
+
 /*
  * SLUB keeps empty and partly used slabs of every cache, per CPU and per
  * node, with no periodic reaping (SLAB reaps its free slabs every few

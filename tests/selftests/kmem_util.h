@@ -107,6 +107,13 @@ int kt_cmd_fn(void *cmd);
  */
 uint64_t kcg_wait_at_most(const char *cg, const char *file, uint64_t max, int secs);
 
+/*
+ * Poll FILE of CG until three reads 100 ms apart agree (objects a task
+ * freed through RCU, such as its closed files, leave the counter a grace
+ * period after it exits), for at most SECS seconds; returns the last value.
+ */
+uint64_t kcg_u64_settled(const char *cg, const char *file, int secs);
+
 /* SLUB: shrink every cache and its copies (see kmem_util.c); SLAB: nothing. */
 void slab_shrink_all(void);
 /* Write 1..3 to /proc/sys/vm/drop_caches, after slab_shrink_all(). */
