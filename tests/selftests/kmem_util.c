@@ -11,7 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -570,4 +576,71 @@ int set_cpu(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+int slab_line(const char *name, struct slabline *l)
+{
+	char line[1024], cname[512];
+	FILE *f = strchr(name, '(') ? slabinfo_open_copies() : fopen("/proc/slabinfo", "r");
+	int found = -1;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%511s", cname) != 1 || strcmp(cname, name))
+			continue;
+		memset(l, 0, sizeof(*l));
+		if (sscanf(line, "%*s %ld %ld %ld %ld %ld : tunables %ld %ld %ld : slabdata %ld %ld",
+			   &l->active, &l->num, &l->objsize, &l->objperslab,
+			   &l->pagesperslab, &l->limit, &l->batchcount, &l->shared,
+			   &l->active_slabs, &l->num_slabs) >= 5)
+			found = 0;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+int meta_fn(void *arg)
+{
+	char path[KMEM_PATH_MAX + 32], buf[4096];
+	int fd, p[2], sv[2], ep, efd, tfd, ifd, st;
+	struct epoll_event ev = { .events = EPOLLIN };
+	pid_t pid;
+	char *m;
+
+	snprintf(path, sizeof(path), "%s/m%d", (const char *)arg, getpid());
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	if (fd < 0 || pipe(p) || socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return 1;
+	close(fd);
+	if (write(p[1], "x", 1) != 1 || send(sv[0], "x", 1, 0) != 1 ||
+	    recv(sv[1], buf, 1, 0) != 1)
+		return 1;
+	close(sv[0]);
+	close(sv[1]);
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv))
+		return 1;
+	ep = epoll_create1(0);
+	efd = eventfd(0, 0);
+	tfd = timerfd_create(CLOCK_MONOTONIC, 0);
+	ifd = inotify_init1(0);
+	if (ep < 0 || efd < 0 || tfd < 0 || ifd < 0 ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev) ||
+	    inotify_add_watch(ifd, (const char *)arg, IN_CREATE) < 0)
+		return 1;
+	fd = open("/proc/self/status", O_RDONLY);
+	if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0)
+		return 1;
+	close(fd);
+	m = mmap(NULL, 16 * KMEM_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return 1;
+	memset(m, 1, 16 * KMEM_PAGE);
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 1;
+	return 0;
 }

@@ -139,6 +139,27 @@ uint64_t meminfo_slab(void);
 FILE *slabinfo_open_copies(void);
 int slabinfo_copies(const char *needle, int empty, int show);
 
+/* The fields of one /proc/slabinfo line. */
+struct slabline {
+	long active, num, objsize, objperslab, pagesperslab;
+	long limit, batchcount, shared;
+	long active_slabs, num_slabs;
+};
+
+/*
+ * The /proc/slabinfo line of cache NAME (exact match), 0 if found; a copy's
+ * ("...(id:cgroup)") from the list of copies (slabinfo_open_copies()).
+ */
+int slab_line(const char *name, struct slabline *l);
+
+/*
+ * For kcg_run(): what a task of a new cgroup typically touches, in
+ * directory ARG (a file it keeps, a pipe, UNIX sockets, procfs, epoll,
+ * eventfd, timerfd, inotify, anonymous memory, a child process): some
+ * thirty caches, each of which gets a copy.  0 on success.
+ */
+int meta_fn(void *arg);
+
 /* CLOCK_MONOTONIC, in milliseconds. */
 double now_ms(void);
 /* Bind the calling task to CPU; 0 or -1 (errno). */
