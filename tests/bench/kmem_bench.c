@@ -274,8 +274,8 @@ static void memory(int k, int rep)
 	sleep(3);	/* statistics flush */
 	slab1 = meminfo_slab();
 	kmem = kcg_u64(g.parent, "memory.kmem.usage_in_bytes");
-	printf("BENCH slab-%dcg-1000files all %d %llu bytes\n", k, rep,
-	       (unsigned long long)(slab1 - slab0));
+	printf("BENCH slab-%dcg-1000files all %d %lld bytes\n", k, rep,
+	       (long long)(slab1 - slab0));
 	printf("BENCH kmem-%dcg-1000files all %d %llu bytes\n", k, rep,
 	       (unsigned long long)kmem);
 	group_remove(&g);
@@ -349,8 +349,8 @@ static void sparse(int k, int rep)
 		return;
 	sleep(3);	/* statistics flush */
 	slab1 = meminfo_slab();
-	printf("BENCH slab-%dcg-sparse all %d %llu bytes\n", k, rep,
-	       (unsigned long long)(slab1 - slab0));
+	printf("BENCH slab-%dcg-sparse all %d %lld bytes\n", k, rep,
+	       (long long)(slab1 - slab0));
 	group_remove(&g);
 	drop_caches(3);
 	sleep(5);
@@ -379,8 +379,8 @@ static void files_curve(int k, long n, int rep)
 		return;
 	sleep(3);	/* statistics flush */
 	slab1 = meminfo_slab();
-	printf("BENCH slab-%dcg-%ldfiles all %d %llu bytes\n", k, n, rep,
-	       (unsigned long long)(slab1 - slab0));
+	printf("BENCH slab-%dcg-%ldfiles all %d %lld bytes\n", k, n, rep,
+	       (long long)(slab1 - slab0));
 	group_remove(&g);
 	fflush(stdout);
 }
