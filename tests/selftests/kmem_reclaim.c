@@ -186,9 +186,10 @@ static pid_t lookups_for(const char *cg, const char *prefix, double secs)
  * task keeps making reclaimable kernel memory (negative dentries) in the
  * cgroup, each round of its reclaim frees something, so it goes on (as
  * memory.limit_in_bytes does) until that task stops, 8 s (24 s on a slow
- * kernel); then it fails with EBUSY.  Meanwhile mkdir and rmdir of unrelated cgroups must go on:
- * the reclaim must not run under a mutex that cgroup creation waits for
- * (memcg_kmem_mode_mutex is taken under cgroup_mutex).  Under that bug no
+ * kernel); then it fails with EBUSY.  Meanwhile mkdir and rmdir of
+ * unrelated cgroups must go on: the reclaim must not run under a mutex
+ * that cgroup creation waits for (memcg_kmem_mode_mutex is taken under
+ * cgroup_mutex).  Under that bug no
  * pair completes while the write runs and the worst pair lasts the whole
  * write.  So: pairs complete during the write, and none lasts 9/10 of it.
  * No absolute bound: mkdir also waits (6.1's own lock, alloc_shrinker_info()
