@@ -58,23 +58,31 @@ builds_of() {
 # Configure and make kernel SRC into OUT (release suffix -NAME) with the
 # fragments FRAG (comma-separated), and the test modules into
 # $BUILD_DIR/tests/NAME.
-make_kernel() { # NAME SRC OUT FRAGS
+# tinyconfig + the fragments FRAGS (comma-separated) + olddefconfig into
+# object tree OUT, checked (ci/kconfig); the release names the kernel
+# (6.1.192-series, 6.1.192-base).  Made again only when its inputs change:
+# the fragments, ci/kconfig, the tree's commit and any change in its work
+# tree (the stamp OUT/.kmem-kconfig, which it prints).
+configure() { # NAME SRC OUT FRAGS
 	local name=$1 src=$2 out=$3 f fr=() key
 	mkdir -p "$out"
 	for f in ${4//,/ }; do fr+=("$CI_DIR/configs/$f"); done
-	# tinyconfig + fragments + olddefconfig, checked (ci/kconfig).  Kbuild
-	# only rebuilds what an option change touches.  The release names the kernel
-	# (6.1.192-series, 6.1.192-base).  LOCALVERSION= (set, empty) keeps
-	# setlocalversion from adding "+".
-	# Made again only when its inputs change: the fragments, ci/kconfig,
-	# the tree's commit and any change in its work tree (a stamp in OUT).
 	key=$({ cat "${fr[@]}" "$CI_DIR/kconfig"; git -C "$src" rev-parse HEAD; git -C "$src" diff HEAD; echo "$name"; } |
 		sha256sum | cut -d' ' -f1)
 	if [ ! -f "$out/.config" ] || [ "$(cat "$out/.kmem-kconfig" 2>/dev/null)" != "$key" ]; then
 		rm -f "$out/.kmem-kconfig"
-		"$CI_DIR/kconfig" "$src" "$out" "-$name" "${fr[@]}"
+		# (|| return: a caller's || turns set -e off in here.)
+		"$CI_DIR/kconfig" "$src" "$out" "-$name" "${fr[@]}" || return 1
 		echo "$key" > "$out/.kmem-kconfig"
 	fi
+	echo "$key"
+}
+
+make_kernel() { # NAME SRC OUT FRAGS
+	local name=$1 src=$2 out=$3 key
+	# Kbuild only rebuilds what an option change touches.  LOCALVERSION=
+	# (set, empty) keeps setlocalversion from adding "+".
+	key=$(configure "$@")
 	# make takes 12-16 s to find nothing to do: skipped when the last make
 	# that succeeded in OUT had the same inputs (a second stamp).
 	if [ "$(cat "$out/.kmem-built" 2>/dev/null)" != "$key" ] ||
@@ -90,6 +98,19 @@ make_kernel() { # NAME SRC OUT FRAGS
 
 build_kernel() { # BUILD
 	make_kernel "$1" "$(build_src "$1")" "$(build_obj "$1")" "${BUILD_FRAGS[$1]}"
+}
+
+# The configurations of builds BUILD... that no boot of the run makes (the
+# manual ones: the benchmark kernels, series-root): a fragment changed for
+# one kernel must not break another that nobody builds that day.  Each is
+# configured in a scratch object tree under CACHE_DIR, again only when its
+# inputs change; nothing is compiled.
+check_configs() { # BUILD...
+	local b
+	for b; do
+		configure "$b" "$(build_src "$b")" "$CACHE_DIR/kconfig-check/$b" "${BUILD_FRAGS[$b]}" >/dev/null ||
+			die "build $b of ci/kernels: ci/kconfig refuses its configuration (above)"
+	done
 }
 
 # The kernel's own cgroup selftests (the gate of ci/gate), from the
