@@ -55,9 +55,6 @@ builds_of() {
 	done
 }
 
-# Configure and make kernel SRC into OUT (release suffix -NAME) with the
-# fragments FRAG (comma-separated), and the test modules into
-# $BUILD_DIR/tests/NAME.
 # tinyconfig + the fragments FRAGS (comma-separated) + olddefconfig into
 # object tree OUT, checked (ci/kconfig); the release names the kernel
 # (6.1.192-series, 6.1.192-base).  Made again only when its inputs change:
@@ -78,6 +75,9 @@ configure() { # NAME SRC OUT FRAGS
 	echo "$key"
 }
 
+# Configure and make kernel SRC into OUT (release suffix -NAME) with the
+# fragments FRAGS (comma-separated), and the test modules into
+# $BUILD_DIR/tests/NAME.
 make_kernel() { # NAME SRC OUT FRAGS
 	local name=$1 src=$2 out=$3 key
 	# Kbuild only rebuilds what an option change touches.  LOCALVERSION=
