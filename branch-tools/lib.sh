@@ -94,11 +94,25 @@ tree_has_unsaved_work() {
 		printf 'uncommitted changes or new files in %s (commit them, e.g. as fixups, and run branch-tools/refresh; or remove them):\n%s\n' "$KTREE" "$dirty"
 		return 0
 	fi
-	if ! branch_is_patches; then
+	if ! branch_is_patches && ! branch_is_export; then
 		echo "branch $BRANCH in $KTREE has commits that differ from $PATCH_DIR (run branch-tools/refresh first)"
 		return 0
 	fi
 	return 1
+}
+
+# Was every commit of branch $BRANCH above the base tag made by export (its
+# fixed committer, and a committer date equal to the author date, which a
+# commit, amend or rebase of anyone else's does not keep)?  Such a branch
+# holds an older patches/ and nobody's work: make check's own tree after
+# patches/ changed.
+branch_is_export() {
+	local base
+	base=$(tree_base_tag)
+	[ -n "$base" ] || return 1
+	kgit log --format='%cn%x09%ce%x09%ct%x09%at' "$base..refs/heads/$BRANCH" |
+		awk -F '\t' -v n="$BASE_AUTHOR_NAME" -v e="$BASE_AUTHOR_EMAIL" \
+			'$1 != n || $2 != e || $3 != $4 { bad = 1 } END { exit bad }'
 }
 
 # Does branch $BRANCH hold exactly the commits of $PATCH_DIR (the same

@@ -1373,4 +1373,91 @@ TEST_F_TIMEOUT(cg, hybrid_counts_go_with_the_cgroup, 120)
 		kcg_remove(cgs[i]);
 }
 
+/*
+ * An allocation finds its cgroup's copy by the cgroup's id, in an array
+ * that grows with the ids: a cgroup that takes a removed cgroup's id (ids
+ * are reused lowest first) gets a copy of its own, and the removed one's
+ * dead copy, kept alive by its objects, gets nothing more; cgroups whose
+ * ids are beyond the array's first size get theirs, and the first ones
+ * keep theirs across the array's growth.
+ */
+#define MANY_IDS 40
+
+TEST_F_TIMEOUT(cg, copies_found_by_reused_and_growing_ids, 180)
+{
+	char gone[KMEM_PATH_MAX], dead[600], name[512];
+	char (*cgs)[KMEM_PATH_MAX];
+	struct slabline d0, d1, l;
+	int i, missing = 0, short_ = 0;
+
+	if (!kt_present())
+		SKIP(return, "the kmem_test module is not loaded");
+	cgs = calloc(MANY_IDS, sizeof(*cgs));
+	ASSERT_NE(NULL, cgs);
+	ASSERT_EQ(0, kt_cmd("cache_create 256 0"));
+	ASSERT_EQ(0, kcg_create_unique(gone, sizeof(gone), self->cg, "gone"));
+	child_name(name, sizeof(name), "kmem_test_cache", gone);
+	ASSERT_EQ(0, kcg_run(gone, kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	ASSERT_EQ(0, wait_cache(name, 1, 5 * kmem_scale())) TH_LOG("no copy %s", name);
+	ASSERT_EQ(0, kcg_run(gone, kt_cmd_fn, "cache_alloc 64 KERNEL"));
+	/* The objects stay: the copy outlives its cgroup, dead. */
+	ASSERT_EQ(0, kcg_remove(gone));
+	snprintf(dead, sizeof(dead), "%sdead", name);
+	ASSERT_EQ(0, wait_cache(dead, 1, 5 * kmem_scale())) TH_LOG("no %s", dead);
+	ASSERT_EQ(0, slab_line(dead, &d0));
+
+	/* Each asks for its copy; then each allocates from it. */
+	for (i = 0; i < MANY_IDS; i++) {
+		ASSERT_EQ(0, kcg_create_unique(cgs[i], sizeof(cgs[i]), self->cg, "id"));
+		ASSERT_EQ(0, kcg_run(cgs[i], kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	}
+	for (i = 0; i < MANY_IDS; i++) {
+		child_name(name, sizeof(name), "kmem_test_cache", cgs[i]);
+		if (wait_cache(name, 1, (i ? 1 : 5) * kmem_scale())) {
+			TH_LOG("%s: no copy", name);
+			missing++;
+		}
+	}
+	ASSERT_EQ(0, missing);
+	for (i = 0; i < MANY_IDS; i++)
+		ASSERT_EQ(0, kcg_run(cgs[i], kt_cmd_fn, "cache_alloc 32 KERNEL"));
+	for (i = 0; i < MANY_IDS; i++) {
+		child_name(name, sizeof(name), "kmem_test_cache", cgs[i]);
+		if (slab_line(name, &l) || l.active < 32) {
+			TH_LOG("%s: %ld active objects, 32 allocated in it", name,
+			       slab_line(name, &l) ? -1L : l.active);
+			short_++;
+		}
+	}
+	EXPECT_EQ(0, short_);
+	ASSERT_EQ(0, slab_line(dead, &d1));
+	TH_LOG("%s: %ld active objects, then %ld", dead, d0.active, d1.active);
+	EXPECT_LE(d1.active, d0.active);
+
+	/*
+	 * Every copy goes (empty, its cgroup removed); a new cgroup takes one
+	 * of their ids and allocates: a slot left pointing at a destroyed
+	 * copy would be found there (KASAN boots report it).
+	 */
+	ASSERT_EQ(0, kt_cmd("free"));
+	for (i = 0; i < MANY_IDS; i++)
+		EXPECT_EQ(0, kcg_remove(cgs[i]));
+	EXPECT_EQ(0, wait_cache(dead, 0, 10 * kmem_scale())) TH_LOG("%s still there", dead);
+	for (i = 0; i < MANY_IDS; i++) {
+		child_name(name, sizeof(name), "kmem_test_cache", cgs[i]);
+		strcat(name, "dead");
+		EXPECT_EQ(0, wait_cache(name, 0, 10 * kmem_scale())) TH_LOG("%s still there", name);
+	}
+	ASSERT_EQ(0, kcg_create_unique(cgs[0], sizeof(cgs[0]), self->cg, "id"));
+	ASSERT_EQ(0, kcg_run(cgs[0], kt_cmd_fn, "cache_alloc 1 KERNEL"));
+	child_name(name, sizeof(name), "kmem_test_cache", cgs[0]);
+	EXPECT_EQ(0, wait_cache(name, 1, 5 * kmem_scale())) TH_LOG("no copy %s", name);
+	ASSERT_EQ(0, kcg_run(cgs[0], kt_cmd_fn, "cache_alloc 32 KERNEL"));
+	EXPECT_EQ(0, slab_line(name, &l));
+	EXPECT_GE(l.active, 32);
+	kt_cmd("free");
+	kcg_remove(cgs[0]);
+	free(cgs);
+}
+
 TEST_HARNESS_MAIN
