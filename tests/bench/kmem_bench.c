@@ -10,10 +10,15 @@
  * module ("bench" command), which times alloc/free pairs in the kernel.
  *
  * Usage: kmem_bench [REPS] (default 5)
- *        kmem_bench fast
- * "fast": the fast-path workloads only, once, with 200,000 pairs each: what
- * the fast-path gate of make check (ci/icount-gate) compares under
- * -icount, where a figure is an instruction count and repeats exactly.
+ *        kmem_bench times:REPS | memory[:REPS] | fast
+ * REPS: every workload, the times REPS times, the memory rows twice.
+ * "times:REPS": the fast path, the system calls and the churn, REPS times
+ * (make bench's -icount boots, where the times are judged); "memory:REPS":
+ * the memory rows, churn included, REPS times (its four-vCPU boots; REPS 1
+ * without it).  "fast": the fast-path workloads only, once, with 200,000
+ * pairs each: what the fast-path gate of make check (ci/icount-gate)
+ * compares under -icount, where a figure is an instruction count and
+ * repeats exactly.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -365,9 +370,11 @@ static void sparse(int k, int rep)
  * Slab growth against each cgroup's use of the caches: K cgroups each
  * create N empty files, and stay.  Per-memcg caches show here where a
  * cgroup gets its copies: at first use, or once it has allocated
- * memcontrol.kmem_copy_slabs slabs' worth of objects of a cache.
+ * memcontrol.kmem_copy_slabs slabs' worth of objects of a cache.  SUFFIX
+ * names the threshold the row was taken with ("" the kernel's default,
+ * "-first" a copy at first use).
  */
-static void files_curve(int k, long n, int rep)
+static void files_curve(int k, long n, int rep, const char *suffix)
 {
 	uint64_t slab0, slab1;
 	struct group g;
@@ -379,7 +386,7 @@ static void files_curve(int k, long n, int rep)
 		return;
 	sleep(3);	/* statistics flush */
 	slab1 = meminfo_slab();
-	printf("BENCH slab-%dcg-%ldfiles all %d %lld bytes\n", k, n, rep,
+	printf("BENCH slab-%dcg-%ldfiles%s all %d %lld bytes\n", k, n, suffix, rep,
 	       (long long)(slab1 - slab0));
 	group_remove(&g);
 	fflush(stdout);
@@ -434,69 +441,243 @@ static void churn(int n, int rep)
 	fflush(stdout);
 }
 
+/* What copy_meta() reads before and after a phase. */
+struct meta_snap {
+	long long total;	/* Slab: + Percpu: */
+	long long structs;	/* the kmem_cache cache */
+	long long nodes;	/* the kmem_cache_node cache (SLUB) */
+	long long pcpu;		/* Percpu: */
+	long long kernfs;	/* kernfs_node_cache: sysfs directories */
+	long long cslab;	/* slab pages of the module cache's copies */
+	long long copies;	/* how many copies it has */
+};
+
+/* Bytes of the active objects of /proc/slabinfo's cache NAME (0 if none). */
+static long long slab_obj_bytes(const char *name)
+{
+	struct slabline l;
+
+	return slab_line(name, &l) ? 0 : (long long)l.active * l.objsize;
+}
+
+static void meta_snap(struct meta_snap *m)
+{
+	char line[1024], name[512];
+	long active, num, objsize, objperslab, pages, slabs;
+	FILE *f;
+
+	memset(m, 0, sizeof(*m));
+	m->pcpu = meminfo_bytes("Percpu");
+	m->total = meminfo_slab() + m->pcpu;
+	m->structs = slab_obj_bytes("kmem_cache");
+	m->nodes = slab_obj_bytes("kmem_cache_node");
+	m->kernfs = slab_obj_bytes("kernfs_node_cache");
+	f = slabinfo_open_copies();
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%511s %ld %ld %ld %ld %ld : tunables %*d %*d %*d : slabdata %*d %ld",
+			   name, &active, &num, &objsize, &objperslab, &pages, &slabs) != 7 ||
+		    !strchr(name, '(') || strncmp(name, "kmem_test_cache(", 16))
+			continue;
+		m->copies++;
+		m->cslab += (long long)slabs * pages * sysconf(_SC_PAGESIZE);
+	}
+	fclose(f);
+}
+
+/* A task of @cg that makes @n allocation and free pairs on the module's cache. */
+static int run_pairs(const char *cg, const char *dir, long n)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "bench hot %ld 0 KERNEL", n);
+	return kcg_run(cg, kt_cmd_fn, cmd);
+}
+
+/* K cgroups whose tasks make N pairs each: what grew while they exist. */
+static void meta_phase(int k, long n, struct meta_snap *d)
+{
+	struct meta_snap a, b;
+	struct group g;
+
+	drop_caches(3);
+	sleep(5);	/* what an earlier phase's removed cgroups free */
+	meta_snap(&a);
+	memset(d, 0, sizeof(*d));
+	if (group_make(&g, "benchmeta", k, run_pairs, n))
+		return;
+	sleep(2);	/* copies are created by a worker */
+	meta_snap(&b);
+	group_remove(&g);
+	d->total = b.total - a.total;
+	d->structs = b.structs - a.structs;
+	d->nodes = b.nodes - a.nodes;
+	d->pcpu = b.pcpu - a.pcpu;
+	d->kernfs = b.kernfs - a.kernfs;
+	d->cslab = b.cslab - a.cslab;
+	d->copies = b.copies - a.copies;
+}
+
+/*
+ * The metadata of a copy: K cgroups whose tasks allocate from the module's
+ * cache, first too little for a copy (16 pairs, below any
+ * kmem_copy_slabs but 0), then enough for one (4,096 pairs), as the two
+ * phases of one boot.  What the second grew more than the first, per copy
+ * it made: the struct kmem_cache, its kmem_cache_node (SLUB; SLAB takes
+ * them from kmalloc), Percpu:, sysfs nodes, and all of Slab: and Percpu:
+ * less the copies' own slab pages.  No rows where no copy was made (the
+ * per-object design, the base kernel, or a copy at first use, where the
+ * first phase makes them too).
+ */
+static void copy_meta(int k, int rep)
+{
+	struct meta_snap few, many;
+	long long c;
+
+	meta_phase(k, 16, &few);
+	meta_phase(k, 4096, &many);
+	c = many.copies - few.copies;
+	if (c < k / 2) {
+		printf("# copy-meta: %lld copies for %d cgroups (%lld in the first phase): no rows\n",
+		       c, k, few.copies);
+		return;
+	}
+	printf("BENCH copy-meta-struct per-copy %d %lld bytes\n", rep,
+	       (many.structs - few.structs) / c);
+	printf("BENCH copy-meta-nodes per-copy %d %lld bytes\n", rep,
+	       (many.nodes - few.nodes) / c);
+	printf("BENCH copy-meta-percpu per-copy %d %lld bytes\n", rep,
+	       (many.pcpu - few.pcpu) / c);
+	printf("BENCH copy-meta-sysfs per-copy %d %lld bytes\n", rep,
+	       (many.kernfs - few.kernfs) / c);
+	printf("BENCH copy-meta-total per-copy %d %lld bytes\n", rep,
+	       (many.total - few.total - (many.cslab - few.cslab)) / c);
+	fflush(stdout);
+}
+
+#define COPY_SLABS "/sys/module/memcontrol/parameters/kmem_copy_slabs"
+
+/* Is this the 2012 design with a threshold to change (the curve's second pass)? */
+static bool copies_tunable(void)
+{
+	char buf[1024];
+	ssize_t n;
+	int fd = open("/proc/cmdline", O_RDONLY);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return strstr(buf, "kmemcaches") && access(COPY_SLABS, W_OK) == 0;
+}
+
+/* Write VAL to kmem_copy_slabs, the old value in OLD; 0 on success. */
+static int set_copy_slabs(const char *val, char *old, size_t len)
+{
+	ssize_t n;
+	int fd = open(COPY_SLABS, O_RDWR);
+
+	if (fd < 0)
+		return -1;
+	if (old) {
+		n = read(fd, old, len - 1);
+		old[n > 0 ? n : 0] = 0;
+		old[strcspn(old, "\n")] = 0;
+	}
+	n = pwrite(fd, val, strlen(val), 0);
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
 /* The memory workloads (tcg), repetition @rep. */
 static void memory_rows(int rep)
 {
-	static const long curve_files[] = { 3, 30, 300 };
+	static const long curve_files[] = { 3, 10, 30, 100, 300, 1000 };
+	const unsigned int nc = sizeof(curve_files) / sizeof(curve_files[0]);
+	char old[32];
 	unsigned int i;
 
 	memory(10, rep);
 	memory(100, rep);
 	sparse(200, rep);
-	for (i = 0; i < sizeof(curve_files) / sizeof(curve_files[0]); i++)
-		files_curve(50, curve_files[i], rep);
+	for (i = 0; i < nc; i++)
+		files_curve(50, curve_files[i], rep, "");
+	/* The same curve with a copy at first use, on the same kernel. */
+	if (copies_tunable() && !set_copy_slabs("0", old, sizeof(old))) {
+		for (i = 0; i < nc; i++)
+			files_curve(50, curve_files[i], rep, "-first");
+		if (set_copy_slabs(old, NULL, 0))
+			printf("# could not restore kmem_copy_slabs to %s\n", old);
+	}
+	copy_meta(100, rep);
 	churn(CHURN_CYCLES, rep);
 }
 
-int main(int argc, char **argv)
+/* The fast path and the system calls, @reps times; the churn once (times:N). */
+static int time_rows(int reps)
 {
-	bool fast = argc > 1 && !strcmp(argv[1], "fast");
-	bool mem_only = argc > 1 && !strcmp(argv[1], "memory");
-	int reps = fast || mem_only ? 1 : argc > 1 ? atoi(argv[1]) : 5;
 	int rep;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (reps < 1) {
-		printf("# usage: kmem_bench [REPS | fast | memory]\n");
-		return 2;
-	}
-	if (fast)
-		pairs = FAST_PAIRS;
-	if (!kt_present() || kt_cmd("cache_create 64 ACCOUNT")) {
-		printf("# kmem_test module missing\n");
-		return 1;
-	}
-	/* The memory workloads alone, once each (BENCH=memory). */
-	if (mem_only) {
-		drop_caches(2);
-		memory_rows(1);
-		kt_cmd("cache_destroy");
-		printf("BENCH-DONE\n");
-		return 0;
-	}
 	/* Before any memcg exists: the cost of the feature when unused. */
 	for (rep = 1; rep <= reps; rep++)
 		fast_path(rep, "root");
 	if (kcg_create_unique(child_cg, sizeof(child_cg), NULL, "bench"))
 		return 1;
-	if (fast) {
-		fast_path(1, "root-key");
-		fast_path(1, "child");
-		kt_cmd("cache_destroy");
-		printf("BENCH-DONE\n");
-		return 0;
-	}
 	for (rep = 1; rep <= reps; rep++) {
 		fast_path(rep, "root-key");
 		fast_path(rep, "child");
+		if (pairs == FAST_PAIRS)
+			continue;
 		kcg_run(child_cg, files_fn, &rep);
 		kcg_run(child_cg, lookups_fn, &rep);
 		kcg_run(child_cg, fork_fn, &rep);
 		kcg_run(child_cg, pipe_fn, &rep);
 	}
-	drop_caches(2);
-	for (rep = 1; rep <= 2; rep++)
-		memory_rows(rep);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "5";
+	bool times = true, mem = true;
+	int reps = 1, rep;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(what, "fast")) {
+		pairs = FAST_PAIRS;
+		mem = false;
+	} else if (!strcmp(what, "memory")) {
+		times = false;
+	} else if (!strncmp(what, "memory:", 7)) {
+		times = false;
+		reps = atoi(what + 7);
+	} else if (!strncmp(what, "times:", 6)) {
+		mem = false;
+		reps = atoi(what + 6);
+	} else {
+		reps = atoi(what);
+	}
+	if (reps < 1) {
+		printf("# usage: kmem_bench [REPS | fast | memory[:REPS] | times:REPS]\n");
+		return 2;
+	}
+	if (!kt_present() || kt_cmd("cache_create 64 ACCOUNT")) {
+		printf("# kmem_test module missing\n");
+		return 1;
+	}
+	if (times && time_rows(reps))
+		return 1;
+	if (times && pairs != FAST_PAIRS && !mem)
+		for (rep = 1; rep <= reps; rep++)
+			churn(CHURN_CYCLES, rep);
+	if (mem) {
+		drop_caches(2);
+		/* All of it (REPS): the memory rows twice, as they always were. */
+		for (rep = 1; rep <= (times ? 2 : reps); rep++)
+			memory_rows(rep);
+	}
 	kt_cmd("cache_destroy");
 	printf("BENCH-DONE\n");
 	return 0;
